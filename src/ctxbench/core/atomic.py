@@ -1,0 +1,55 @@
+"""Atomic file writes (temp file in the same directory, fsync, rename) and report JSON."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "report_json_bytes"]
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either the old file or the new one."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Atomically write UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def report_json_bytes(value: Any) -> bytes:
+    """The byte form of a report: 2-space indent, key order as built, no NaN, final newline.
+
+    Reports keep their builder's key order (it is part of the schema's readability) and
+    are byte-identical for identical inputs because every builder is deterministic.
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def atomic_write_json(path: str | os.PathLike[str], value: Any) -> None:
+    """Atomically write a report-style JSON document (see :func:`report_json_bytes`)."""
+    atomic_write_bytes(path, report_json_bytes(value))

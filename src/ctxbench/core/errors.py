@@ -1,0 +1,165 @@
+"""The one exception tree of ctxbench; every error a user can cause names its place.
+
+    CtxbenchError                      root; ``exit_code`` tells the CLI what to return
+    ├── InputError (exit 2)            invalid input or usage
+    │   ├── FieldError                 ``file:line: field: expected ..., got ...``
+    │   ├── PointerError               ``file: /json/pointer: message`` (JSON documents)
+    │   ├── IntegrityError             a digest, root or commit that does not match
+    │   └── InputErrors                several of the above, listed together
+    └── RuntimeFailure (exit 3)        a provider or runtime failure
+        └── ProviderError              a provider request that did not succeed
+
+Third-party exceptions (json, tomllib, rfc8785, httpx) are translated into these at
+exactly one boundary each, with ``raise ... from``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "CtxbenchError",
+    "FieldError",
+    "InputError",
+    "InputErrors",
+    "IntegrityError",
+    "PointerError",
+    "ProviderError",
+    "RuntimeFailure",
+    "describe_value",
+]
+
+_MAX_SHOWN = 60
+
+
+def describe_value(value: Any) -> str:
+    """Describe a decoded JSON/TOML value the way an error message should show it.
+
+    >>> describe_value("false")
+    'the string "false"'
+    >>> describe_value(True)
+    'the boolean true'
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {'true' if value else 'false'}"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return f"the non-finite number {value}"
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= _MAX_SHOWN else value[:_MAX_SHOWN] + "..."
+        return "the string " + _quote(shown)
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return f"a {type(value).__name__}"
+
+
+def _quote(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+class CtxbenchError(Exception):
+    """Root of every error ctxbench raises on purpose."""
+
+    exit_code: int = 2
+
+
+class InputError(CtxbenchError):
+    """Invalid input or usage: the CLI prints the message and exits 2."""
+
+    exit_code = 2
+
+
+class FieldError(InputError):
+    """A value in a line-oriented file (JSONL, TOML) that breaks a rule.
+
+    Renders as ``path:line: field: expected EXPECTED, got GOT``. ``got`` is either a
+    described value (see :func:`describe_value`) or free text when ``got_text`` is set.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        field: str | None,
+        expected: str,
+        got: Any = None,
+        *,
+        got_text: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.expected = expected
+        self.got = got_text if got_text is not None else describe_value(got)
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} expected {self.expected}, got {self.got}"
+
+
+class PointerError(InputError):
+    """A problem in a JSON document, located by RFC 6901 pointer: ``file: /a/0/b: message``."""
+
+    def __init__(self, path: str, pointer: str, message: str) -> None:
+        self.path = path
+        self.pointer = pointer or "/"
+        self.message = message
+        super().__init__(f"{path}: {self.pointer}: {message}")
+
+
+class IntegrityError(InputError):
+    """Bytes, a root or a commit whose digest does not match what was declared."""
+
+
+class InputErrors(InputError):
+    """Several input errors found in one pass; the message lists them (up to a cap)."""
+
+    def __init__(self, errors: Sequence[InputError], *, total: int | None = None) -> None:
+        if not errors:
+            raise ValueError("InputErrors needs at least one error")
+        self.errors = tuple(errors)
+        self.total = total if total is not None else len(self.errors)
+        lines = [str(e) for e in self.errors]
+        hidden = self.total - len(lines)
+        if hidden > 0:
+            lines.append(f"... and {hidden} more error(s)")
+        super().__init__("\n".join(lines))
+
+
+class RuntimeFailure(CtxbenchError):
+    """A provider or runtime failure: the CLI exits 3."""
+
+    exit_code = 3
+
+
+class ProviderError(RuntimeFailure):
+    """A provider request that failed; ``error_class`` is what a trial records."""
+
+    def __init__(self, message: str, *, error_class: str, retryable: bool = False) -> None:
+        self.error_class = error_class
+        self.retryable = retryable
+        super().__init__(message)
+
+
+def pointer_join(pointer: str, *parts: str | int) -> str:
+    """Extend an RFC 6901 pointer, escaping ``~`` and ``/`` in keys."""
+    out = pointer.rstrip("/") if pointer != "/" else ""
+    for part in parts:
+        token = str(part).replace("~", "~0").replace("/", "~1")
+        out += "/" + token
+    return out or "/"
+
+
+__all__ += ["pointer_join"]

@@ -1,0 +1,28 @@
+"""Money as integer micro-USD inside ctxbench; float USD only at the edges."""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_EVEN, Decimal
+
+__all__ = ["MICRO_PER_USD", "micro_to_usd", "usd_to_micro"]
+
+MICRO_PER_USD = 1_000_000
+
+
+def usd_to_micro(usd: float | int | str | Decimal) -> int:
+    """Convert a USD amount to integer micro-USD, rounding half to even.
+
+    Goes through ``Decimal(str(x))`` so that 0.1 USD is exactly 100000 micro-USD.
+    """
+    if isinstance(usd, bool):
+        raise ValueError("usd_to_micro: expected a number, got a boolean")
+    if isinstance(usd, float) and not math.isfinite(usd):
+        raise ValueError(f"usd_to_micro: expected a finite number, got {usd!r}")
+    amount = Decimal(str(usd)) * MICRO_PER_USD
+    return int(amount.quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+
+
+def micro_to_usd(micro: int) -> float:
+    """Integer micro-USD as float USD, for reports and the edges."""
+    return micro / MICRO_PER_USD
