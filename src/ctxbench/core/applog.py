@@ -30,7 +30,7 @@ class AppendOnlyLog:
     """Open a JSONL file for appending; refuses to append after a torn last line.
 
     A torn line means a writer died mid-record. It is reported with its location rather
-    than silently completed or parsed, so a human decides (``repair_torn_tail``).
+    than silently completed or parsed, so a human decides (remove the torn line to resume).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:

@@ -151,7 +151,7 @@ class Fields:
             expected += " or null"
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail(self.name(field), expected, value)
-        if not math.isfinite(value):
+        if not _finite(value):
             self.fail(self.name(field), expected, value)
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
             self.fail(self.name(field), expected, value)
@@ -183,7 +183,9 @@ class Fields:
         if value is MISSING or (value is None and nullable):
             return None
         if not isinstance(value, str) or value not in choices:
-            listed = ", ".join(choices)
+            # A set has no stable order; sort it so the message is reproducible.
+            ordered = choices if isinstance(choices, list | tuple) else sorted(choices)
+            listed = ", ".join(ordered)
             self.fail(self.name(field), f"one of {listed}" + (" or null" if nullable else ""),
                       value)
         return value
@@ -238,6 +240,14 @@ class _Nested(Fields):
         if field is not None and not field.startswith(self.prefix + "."):
             field = f"{self.prefix}.{field}"
         return super().error(field, expected, got, got_text=got_text)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        # A JSON integer too large for a float cannot be used as a number.
+        return False
 
 
 def _range_text(kind: str, minimum: float | None, maximum: float | None) -> str:

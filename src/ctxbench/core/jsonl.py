@@ -82,6 +82,11 @@ def loads_strict(text: str, *, path: str, line: int | None) -> Any:
         raise FieldError(
             path, at, None, "valid JSON", got_text=f"{exc.msg} at column {exc.colno}"
         ) from None
+    except ValueError:
+        # Python refuses to convert integers longer than sys.get_int_max_str_digits();
+        # that must be a located input error, not a traceback.
+        raise FieldError(path, line, None, "valid JSON",
+                         got_text="a number too long to parse") from None
     except RecursionError:
         raise FieldError(path, line, None, "JSON nested at most a few hundred deep",
                          got_text="deeper nesting") from None
@@ -123,6 +128,12 @@ def iter_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> I
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
+                if not complete and exc.reason == "unexpected end of data":
+                    # A writer killed inside a multi-byte character leaves a torn line too.
+                    raise TornLineError(
+                        shown, number, None, "a complete last line ending in a newline",
+                        got_text="a torn line (the writer was interrupted)",
+                    ) from None
                 raise FieldError(
                     shown, number, None, "UTF-8 text",
                     got_text=f"an invalid byte at offset {exc.start}",

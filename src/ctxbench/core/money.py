@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 __all__ = ["MICRO_PER_USD", "micro_to_usd", "usd_to_micro"]
 
@@ -19,7 +19,12 @@ def usd_to_micro(usd: float | int | str | Decimal) -> int:
         raise ValueError("usd_to_micro: expected a number, got a boolean")
     if isinstance(usd, float) and not math.isfinite(usd):
         raise ValueError(f"usd_to_micro: expected a finite number, got {usd!r}")
-    amount = Decimal(str(usd)) * MICRO_PER_USD
+    try:
+        amount = Decimal(str(usd)) * MICRO_PER_USD
+    except InvalidOperation:
+        raise ValueError(f"usd_to_micro: expected a number, got {usd!r}") from None
+    if not amount.is_finite():
+        raise ValueError(f"usd_to_micro: expected a finite number, got {usd!r}")
     return int(amount.quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
 
 

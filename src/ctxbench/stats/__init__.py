@@ -9,3 +9,22 @@ from ctxbench.stats.bootstrap import (
 )
 
 __all__ = ["BootstrapEstimate", "Method", "Statistic", "bootstrap_totals", "distinct_resamples"]
+from ctxbench.stats.proportions import (
+    McNemarResult,
+    PairedDifferenceInterval,
+    ProportionInterval,
+    mcnemar_exact,
+    newcombe_paired_interval,
+    tango_paired_interval,
+    wilson_interval,
+)
+
+__all__ += [
+    "McNemarResult",
+    "PairedDifferenceInterval",
+    "ProportionInterval",
+    "mcnemar_exact",
+    "newcombe_paired_interval",
+    "tango_paired_interval",
+    "wilson_interval",
+]

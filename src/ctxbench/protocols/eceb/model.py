@@ -1,0 +1,154 @@
+"""ECEB-0.1 records: corpus artifacts, tasks, benchmarks, observations and runs.
+
+Every record is a frozen, slotted dataclass built only by the loaders in
+:mod:`ctxbench.protocols.eceb.benchmark` and :mod:`ctxbench.protocols.eceb.run`, which
+validate each field against the spec before constructing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "BENCHMARK_SCHEMA",
+    "CLAIM_CLASSES",
+    "CLASSIFICATIONS",
+    "KINDS",
+    "REPORT_SCHEMA",
+    "RUN_SCHEMA",
+    "SPEC_URN",
+    "STRATEGIES",
+    "Artifact",
+    "Benchmark",
+    "Observation",
+    "Run",
+    "Selected",
+    "Task",
+]
+
+SPEC_URN = "urn:symgliph:spec:eceb:0.1"
+BENCHMARK_SCHEMA = "symgliph.eceb/benchmark-v0.1"
+RUN_SCHEMA = "symgliph.eceb/run-v0.1"
+REPORT_SCHEMA = "symgliph.eceb/report-v0.1"
+
+KINDS: tuple[str, ...] = (
+    "code", "rfc", "runbook", "pull_request", "chat", "issue", "api_spec",
+    "infrastructure", "policy",
+)
+CLASSIFICATIONS: tuple[str, ...] = ("public", "internal", "confidential", "restricted")
+STRATEGIES: tuple[str, ...] = ("full_permitted_context", "naive_top_k", "compiled")
+# Weakest first: a report may carry a class from this list no stronger than declared.
+CLAIM_CLASSES: tuple[str, ...] = (
+    "conformance_seed", "public_reproduction", "enterprise_proxy", "enterprise_validated",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """One registered corpus file: identity, portable path, kind, classification, digest."""
+
+    artifact_id: str
+    path: str
+    kind: str
+    classification: str
+    blake3: str
+
+    def record(self) -> dict[str, str]:
+        """The artifact record exactly as the corpus root commits to it."""
+        return {
+            "artifact_id": self.artifact_id,
+            "path": self.path,
+            "kind": self.kind,
+            "classification": self.classification,
+            "blake3": self.blake3,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A quality-constrained task with evidence and access-policy labels (spec §6)."""
+
+    task_id: str
+    query: str
+    required_artifacts: tuple[str, ...]
+    allowed_classifications: tuple[str, ...]
+    denied_artifacts: tuple[str, ...]
+    budget_ladder: tuple[int, ...]
+    minimum_quality_milli: int
+    maximum_quality_regression_milli: int
+    answer_terms: tuple[str, ...]
+    required_repetitions: int
+    expect_abstention: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Benchmark:
+    """A loaded, validated benchmark: the corpus registry (with its verified root) and tasks."""
+
+    benchmark_id: str
+    claim_class: str
+    root: str
+    artifacts: tuple[Artifact, ...]
+    tasks: tuple[Task, ...]
+    path: str = ""
+    _by_artifact: dict[str, Artifact] = field(default_factory=dict, repr=False, compare=False)
+    _by_task: dict[str, Task] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_artifact.update((a.artifact_id, a) for a in self.artifacts)
+        self._by_task.update((t.task_id, t) for t in self.tasks)
+
+    def artifact(self, artifact_id: str) -> Artifact | None:
+        """The registered artifact with this id, or None when it is not registered."""
+        return self._by_artifact.get(artifact_id)
+
+    def task(self, task_id: str) -> Task | None:
+        """The task with this id, or None."""
+        return self._by_task.get(task_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Selected:
+    """An artifact a strategy put into the context, with the digest it observed."""
+
+    artifact_id: str
+    blake3: str
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One task x strategy x budget x repetition measurement (spec §8)."""
+
+    task_id: str
+    strategy: str
+    budget: int | None
+    repetition: int
+    input_tokens: int
+    output_tokens: int
+    input_cost_micro_usd: int
+    output_cost_micro_usd: int
+    latency_ms: int
+    quality_milli: int
+    answer: str
+    selected_artifacts: tuple[Selected, ...]
+    context_blake3: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A recorded run: identities of everything that produced it, and its observations."""
+
+    run_id: str
+    benchmark_id: str
+    corpus_root: str
+    claim_class: str
+    system: dict[str, Any]
+    model: dict[str, Any]
+    judge: dict[str, Any]
+    tokenizer: dict[str, Any]
+    pricing: dict[str, Any]
+    decoding: dict[str, Any]
+    observations: tuple[Observation, ...]
+    path: str = ""

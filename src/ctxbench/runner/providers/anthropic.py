@@ -1,0 +1,91 @@
+"""``anthropic``: the Anthropic Messages API over httpx.
+
+Cache reads and writes are reported outside ``input_tokens`` and are added back into
+the context (see :mod:`ctxbench.runner.usage`). The request id is the ``request-id``
+header, else the message ``id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
+from ctxbench.runner.providers.http import post_json
+from ctxbench.runner.usage import UsageError, normalize_anthropic
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "parse_message"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def parse_message(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Return (concatenated text blocks, raw usage) from a Messages body."""
+    content = payload.get("content")
+    if not isinstance(content, list):
+        raise RequestFailed("the response has no content", error_class="malformed_response")
+    text = "".join(block.get("text", "") for block in content
+                   if isinstance(block, dict) and block.get("type") == "text")
+    usage = payload.get("usage")
+    if not isinstance(usage, dict):
+        raise RequestFailed("the response reports no usage", error_class="missing_usage")
+    return text, usage
+
+
+class AnthropicProvider:
+    """Messages API client; the system message goes in the top-level ``system`` field."""
+
+    usage_source = "provider_response"
+
+    def __init__(self, *, model: str, base_url: str = "https://api.anthropic.com/v1",
+                 api_key: str | None = None, timeout_s: float = 60.0,
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 name: str = "anthropic", send_seed: bool = False) -> None:
+        del send_seed  # the Messages API has no seed parameter
+        self.name = name
+        self.model = model
+        self._url = base_url.rstrip("/") + "/messages"
+        self._headers = {"content-type": "application/json",
+                         "anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            self._headers["x-api-key"] = api_key
+        self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport)
+
+    def body(self, request: ProviderRequest) -> dict[str, Any]:
+        """The JSON body sent for ``request``."""
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_output_tokens,
+            "temperature": request.temperature,
+            "messages": [{"role": m.role, "content": m.content}
+                         for m in request.messages if m.role != "system"],
+        }
+        if system:
+            body["system"] = system
+        if request.stop:
+            body["stop_sequences"] = list(request.stop)
+        for key, value in request.extra.items():
+            body.setdefault(key, value)
+        return body
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        payload, latency_ms, status, header_id = await post_json(
+            self._client, self._url, self.body(request), self._headers, "request-id")
+        request_id = header_id or (payload.get("id") if isinstance(payload.get("id"), str)
+                                   else None)
+        try:
+            text, raw_usage = parse_message(payload)
+            usage = normalize_anthropic(raw_usage)
+        except RequestFailed as exc:
+            exc.request_id, exc.latency_ms, exc.http_status = request_id, latency_ms, status
+            raise
+        except UsageError as exc:
+            raise RequestFailed(str(exc), error_class="malformed_usage", http_status=status,
+                                request_id=request_id, latency_ms=latency_ms) from exc
+        return ProviderResponse(text=text, usage=usage, raw_usage=raw_usage,
+                                request_id=request_id, latency_ms=latency_ms, http_status=status)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

