@@ -162,3 +162,10 @@ def test_subclass_relationships() -> None:
     assert issubclass(InputError, CtxbenchError)
     assert issubclass(RuntimeFailure, CtxbenchError)
     assert not issubclass(RuntimeFailure, InputError)
+
+
+def test_field_error_names_an_empty_field() -> None:
+    # A duplicated "" key must still show that a (blank) field is at fault.
+    assert str(FieldError("t.jsonl", 2, "", "each key at most once", got_text="a duplicate")) == (
+        "t.jsonl:2: : expected each key at most once, got a duplicate"
+    )

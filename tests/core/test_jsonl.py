@@ -66,13 +66,17 @@ def test_iter_jsonl_is_lazy_and_stops_at_the_first_bad_line(tmp_path: Path) -> N
 
 def test_duplicate_key(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"a":1}\n{"a":1,"b":2,"a":3}\n')
-    assert str(err) == "t.jsonl:2: a: expected each key at most once in an object, got a duplicate key"
+    assert str(err) == (
+        "t.jsonl:2: a: expected each key at most once in an object, got a duplicate key"
+    )
     assert err.field == "a"
 
 
 def test_duplicate_key_nested(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"outer":{"k":1,"k":2}}\n')
-    assert str(err) == "t.jsonl:1: k: expected each key at most once in an object, got a duplicate key"
+    assert str(err) == (
+        "t.jsonl:1: k: expected each key at most once in an object, got a duplicate key"
+    )
 
 
 def test_duplicate_key_inside_array_of_objects(tmp_path: Path) -> None:
@@ -153,7 +157,10 @@ def test_invalid_utf8_in_an_unterminated_last_line_is_not_torn(tmp_path: Path) -
     assert not isinstance(err, TornLineError)
 
 
-TORN = "expected a complete last line ending in a newline, got a torn line (the writer was interrupted)"
+TORN = (
+    "expected a complete last line ending in a newline"
+    ", got a torn line (the writer was interrupted)"
+)
 
 
 @pytest.mark.parametrize(
@@ -186,7 +193,9 @@ def test_unterminated_last_line_that_is_not_an_object_is_not_torn(tmp_path: Path
 def test_unterminated_duplicate_key_is_reported_as_duplicate(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"a":1,"a":2}')
     assert not isinstance(err, TornLineError)
-    assert str(err) == "t.jsonl:1: a: expected each key at most once in an object, got a duplicate key"
+    assert str(err) == (
+        "t.jsonl:1: a: expected each key at most once in an object, got a duplicate key"
+    )
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
@@ -198,7 +207,9 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 
 def test_deep_nesting_is_a_located_error(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
-    assert str(err) == "t.jsonl:1: expected JSON nested at most a few hundred deep, got deeper nesting"
+    assert str(err) == (
+        "t.jsonl:1: expected JSON nested at most a few hundred deep, got deeper nesting"
+    )
 
 
 # -- JSON documents ----------------------------------------------------------------------
@@ -234,7 +245,10 @@ def test_load_json_document_invalid_utf8_reports_line_and_offset(tmp_path: Path)
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b'{"a": 1, "a": 2}', "d.json: a: expected each key at most once in an object, got a duplicate key"),
+        (
+            b'{"a": 1, "a": 2}',
+            "d.json: a: expected each key at most once in an object, got a duplicate key",
+        ),
         (b'{"a": NaN}', "d.json: expected finite JSON numbers, got the non-finite number NaN"),
         (b'{"a": 1e400}', "d.json: expected finite JSON numbers, got the non-finite number 1e400"),
     ],

@@ -12,6 +12,12 @@ from ctxbench.cli.errors import run_guarded
 
 COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("ctxbench.cli.schema", "schema"),
+    ("ctxbench.cli.compile", "compile_group"),
+    ("ctxbench.cli.public_eval", "public_eval"),
+    ("ctxbench.cli.cef", "cef"),
+    ("ctxbench.cli.eceb", "eceb"),
+    ("ctxbench.cli.run", "run"),
+    ("ctxbench.cli.demo", "demo"),
 )
 
 

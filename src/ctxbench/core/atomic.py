@@ -9,6 +9,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+# Read once at import: os.umask can only be read by setting it, which races with threads.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 __all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "report_json_bytes"]
 
 
@@ -18,6 +22,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp creates 0600; give the file the mode a plain open() would (0666 & ~umask).
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

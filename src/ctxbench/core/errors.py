@@ -105,7 +105,8 @@ class FieldError(InputError):
 
     def render(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
-        field = f" {self.field}:" if self.field else ""
+        # An empty name (a duplicated "" key) is still named, as an empty field.
+        field = f" {self.field}:" if self.field is not None else ""
         return f"{where}:{field} expected {self.expected}, got {self.got}"
 
 

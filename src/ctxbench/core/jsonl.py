@@ -141,7 +141,9 @@ def iter_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> I
             if not text.strip():
                 continue
             try:
-                value = loads_strict(text, path=shown, line=number)
+                # Without its line ending, so an error at the end of the line reports
+                # that line's column rather than column 1 of a phantom next line.
+                value = loads_strict(text.rstrip("\r\n"), path=shown, line=number)
             except FieldError as exc:
                 if not complete and exc.field is None:
                     raise TornLineError(

@@ -36,5 +36,8 @@ def load_toml(path: str | os.PathLike[str], *, display: str | None = None) -> di
         message = str(exc)
         match = _AT.search(message)
         at: int | None = int(match.group(1)) if match else None
+        if at is None and "(at end of document)" in message:
+            # Truncated input (an unterminated string or array) is located at its last line.
+            at = max(1, len(text.splitlines()))
         detail = _AT.sub("", message).strip()
         raise FieldError(shown, at, None, "valid TOML", got_text=detail) from None

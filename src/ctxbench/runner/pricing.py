@@ -11,7 +11,8 @@ Reasoning tokens are billed at the ``output`` rate unless ``reasoning`` is given
 applies when the prompt (context) tokens exceed its threshold; the highest such tier wins.
 The file's BLAKE3 digest is every trial's ``cost_source_reference``. Arithmetic is in
 integer micro-USD: each component is rate x tokens in micro-USD per million tokens,
-summed exactly, then divided by one million once, rounding half to even.
+summed exactly per part (input; output), then divided by one million once per part,
+rounding half to even.
 """
 
 from __future__ import annotations
@@ -76,20 +77,24 @@ class PricingSnapshot:
                 chosen = rates
         return chosen
 
-    def cost_micro(self, usage: TokenUsage) -> int:
-        """Integer micro-USD for ``usage`` under this snapshot."""
+    def cost_micro(self, usage: TokenUsage) -> tuple[int, int]:
+        """Integer micro-USD (input part, output part) for ``usage`` under this snapshot."""
         return cost_micro(self.rates_for(usage.context_tokens), usage)
 
 
-def cost_micro(rates: Rates, usage: TokenUsage) -> int:
-    """Exact integer cost: sum(rate x tokens) / 1e6, rounded half to even once."""
-    total = (rates.uncached_input * usage.uncached_input + rates.cached_input *
-             usage.cached_input + rates.cache_write * usage.cache_write +
-             rates.output * usage.output + rates.reasoning * usage.reasoning)
+def _div_half_even(total: int) -> int:
     quotient, remainder = divmod(total, 1_000_000)
     if remainder * 2 > 1_000_000 or (remainder * 2 == 1_000_000 and quotient % 2 == 1):
         quotient += 1
     return quotient
+
+
+def cost_micro(rates: Rates, usage: TokenUsage) -> tuple[int, int]:
+    """Exact integer (input, output) cost: sum(rate x tokens) / 1e6, rounded half to even."""
+    input_total = (rates.uncached_input * usage.uncached_input + rates.cached_input *
+                   usage.cached_input + rates.cache_write * usage.cache_write)
+    output_total = rates.output * usage.output + rates.reasoning * usage.reasoning
+    return _div_half_even(input_total), _div_half_even(output_total)
 
 
 def _rates(f: Fields, field: str) -> Rates:

@@ -38,13 +38,14 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*")
-_STOP = frozenset(
+_STOP_WORDS = (
     "about above after again against all also and any are because been before being below "
     "between both but can cannot could did does doing down during each few for from further "
     "had has have having her here hers him his how into its itself just more most not now "
     "off once only other our ours out over own same she should some such than that the their "
     "theirs them then there these they this those through too under until very was were what "
-    "when where which while who whom why will with would you your yours".split())
+    "when where which while who whom why will with would you your yours")
+_STOP = frozenset(_STOP_WORDS.split())
 _ABSTAIN = re.compile(
     r"(cannot|can't|can not|unable to) (answer|determine|find|tell)|"
     r"(not|no) (enough )?(information|mentioned|provided|stated|specified) |"

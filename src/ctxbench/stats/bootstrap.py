@@ -102,6 +102,8 @@ def _bootstrap_iv(
         labels = np.asarray(strata)
         if labels.shape != (arr.shape[0],):
             raise ValueError("strata: expected one label per resampling unit")
+        if not np.issubdtype(labels.dtype, np.integer):
+            raise ValueError(f"strata: expected integer labels, got dtype {labels.dtype}")
         labels = labels.astype(np.int64, copy=False)
     return arr, labels
 

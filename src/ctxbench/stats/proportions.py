@@ -180,8 +180,9 @@ def newcombe_paired_interval(only_first: int, only_second: int, n: int, *,
                              level: float = 0.95) -> PairedDifferenceInterval:
     """Newcombe (1998b) method 10: hybrid score interval for paired proportions.
 
-    Combines the Wilson intervals of the two marginal proportions with the phi
-    correlation of the 2x2 table (no continuity correction). ``both`` (pairs with the
+    Combines the Wilson intervals of the two marginal proportions ("square and add")
+    with the phi correlation of the 2x2 table, corrected as Newcombe prescribes
+    (Fagerland, Lydersen & Laake 2014 recommend it). ``both`` (pairs with the
     event under both conditions) enters through the marginals; if omitted it is 0.
     Newcombe, R. G. (1998) Improved confidence intervals for the difference between
     binomial proportions based on paired data. Statistics in Medicine 17, 2635-2650.
@@ -196,7 +197,17 @@ def newcombe_paired_interval(only_first: int, only_second: int, n: int, *,
     second = wilson_interval(a + c, total, level=level)
     p1, p2 = first.estimate, second.estimate
     denominator = (a + b) * (c + d) * (a + c) * (b + d)
-    phi = 0.0 if denominator == 0 else (a * d - b * c) / math.sqrt(denominator)
+    # Newcombe's correction of the correlation: ad - bc shrinks by n/2 towards 0 when
+    # positive (0 inside [0, n/2]); negative values stay. Without it the interval is too
+    # narrow for positively correlated pairs.
+    cross = a * d - b * c
+    if cross > total / 2:
+        shrunk = cross - total / 2
+    elif cross >= 0:
+        shrunk = 0.0
+    else:
+        shrunk = float(cross)
+    phi = 0.0 if denominator == 0 else shrunk / math.sqrt(denominator)
     estimate = p1 - p2
     d1l, d1u = p1 - first.low, first.high - p1
     d2l, d2u = p2 - second.low, second.high - p2

@@ -81,6 +81,8 @@ def generate_records(
     usage_source: str = "provider_response",
     cost_source: str = "pricing_snapshot",
     response_text: bool = True,
+    workload_version: str = "v1",
+    cost_source_reference: str = "pricing-2025-06-01",
 ) -> Iterator[dict[str, Any]]:
     """Yield a complete paired matrix of valid records (baseline ``raw`` plus ``conditions``).
 
@@ -103,7 +105,8 @@ def generate_records(
                         rng, workload, task_id, r, name, eff, failed,
                         int(base_ctx[t]), float(base_q[t]), schema_version, provider, model,
                         usage_source, cost_source, response_text,
-                    )
+                    ) | {"workload_version": workload_version,
+                         "cost_source_reference": cost_source_reference}
 
 
 def _clip(value: float) -> float:

@@ -19,8 +19,9 @@ __all__ = ["FixtureProvider", "fixture_answer"]
 _WORD = re.compile(r"\w+|[^\w\s]")
 _TERM = re.compile(r"[a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_STOP = frozenset("a an and are as at be by do does for from how in is it of on or the this "
-                  "to was what when where which who why with".split())
+_STOP_WORDS = ("a an and are as at be by do does for from how in is it of on or the this "
+               "to was what when where which who why with")
+_STOP = frozenset(_STOP_WORDS.split())
 
 
 def _terms(text: str) -> set[str]:

@@ -65,8 +65,9 @@ class LlamaCppProvider:
         if request.seed is not None:
             kwargs.setdefault("seed", request.seed % (2**31))
         try:
-            result = self._llama.create_chat_completion(
-                messages=[{"role": m.role, "content": m.content} for m in request.messages],
+            messages: Any = [{"role": m.role, "content": m.content} for m in request.messages]
+            result: Any = self._llama.create_chat_completion(
+                messages=messages,
                 max_tokens=request.max_output_tokens, temperature=request.temperature,
                 stop=list(request.stop) or None, **kwargs)
         except ValueError as exc:

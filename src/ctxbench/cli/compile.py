@@ -1,0 +1,104 @@
+"""``ctxbench compile``: build a budgeted, policy-checked context packet; ``compile verify``."""
+
+from __future__ import annotations
+
+import click
+
+from ctxbench.compiler.api import (
+    compile_benchmark_task,
+    compile_directory,
+    verify_commit_file,
+)
+from ctxbench.compiler.policy import Policy
+from ctxbench.compiler.strategies import STRATEGIES, CompiledContext
+from ctxbench.core import InputError, atomic_write_json
+
+
+def _summary(packet: CompiledContext) -> str:
+    budget = "none" if packet.budget is None else str(packet.budget)
+    line = (
+        f"{packet.strategy}: {packet.token_count} tokens (local count, {packet.tokenizer_id}) "
+        f"of budget {budget}; {len(packet.selected)} excerpt(s): "
+        f"{', '.join(packet.artifact_ids) or '-'}; commit {packet.commit_id}"
+    )
+    if packet.empty_reason:
+        line += f"\nempty packet: {packet.empty_reason}"
+    return line
+
+
+@click.group("compile", invoke_without_command=True)
+@click.option("--benchmark", "benchmark", type=click.Path(dir_okay=False),
+              help="ECEB benchmark JSON (its registry, tasks and policies).")
+@click.option("--corpus", "corpus", type=click.Path(file_okay=False),
+              help="Corpus directory (the benchmark's files, or any plain directory).")
+@click.option("--task", "task", help="Task id in the benchmark.")
+@click.option("--query", "query", help="Query, for a plain directory (no --benchmark).")
+@click.option("--allow", "allow", multiple=True,
+              help="Allowed classification, for a plain directory (default: internal).")
+@click.option("--deny", "deny", multiple=True, help="Denied artifact id (plain directory).")
+@click.option("--budget", type=int, help="Token budget (omit for full_permitted_context).")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="compiled", show_default=True)
+@click.option("--tokenizer", default="cl100k_base", show_default=True,
+              help="cl100k_base, hf:PATH/tokenizer.json, gguf:PATH or smollm2.")
+@click.option("--output", type=click.Path(dir_okay=False), help="Write the commit JSON here.")
+@click.option("--print", "print_text", is_flag=True, help="Print the packet text to stdout.")
+@click.pass_context
+def compile_group(
+    ctx: click.Context, benchmark: str | None, corpus: str | None, task: str | None,
+    query: str | None, allow: tuple[str, ...], deny: tuple[str, ...], budget: int | None,
+    strategy: str, tokenizer: str, output: str | None, print_text: bool,
+) -> None:
+    """Compile the context packet for a task within a token budget.
+
+    \b
+    Examples:
+      ctxbench compile --benchmark B.json --corpus corpus/ --task T1 --budget 800 --print
+      ctxbench compile verify commit.json --corpus corpus/
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if corpus is None:
+        raise InputError("compile: --corpus DIR is required")
+    if benchmark is not None:
+        if task is None:
+            raise InputError("compile: --task ID is required with --benchmark")
+        packet = compile_benchmark_task(
+            benchmark, corpus, task, budget=budget, strategy=strategy, tokenizer=tokenizer
+        )
+    else:
+        if query is None:
+            raise InputError("compile: --benchmark B.json --task ID, or --query TEXT, is required")
+        policy = Policy(allow or ("internal",), deny)
+        packet = compile_directory(
+            corpus, query=query, budget=budget, policy=policy, strategy=strategy,
+            tokenizer=tokenizer,
+        )
+    if output:
+        atomic_write_json(output, packet.commit)
+    if print_text:
+        click.echo(packet.text, nl=False)
+        click.echo(_summary(packet), err=True)
+    else:
+        click.echo(_summary(packet))
+
+
+@compile_group.command("verify")
+@click.argument("commit", type=click.Path(dir_okay=False))
+@click.option("--corpus", "corpus", required=True, type=click.Path(file_okay=False),
+              help="Corpus directory the packet was compiled from.")
+@click.option("--tokenizer", default=None,
+              help="Tokenizer to recount with when the commit's id is not a built-in name.")
+@click.option("--context", "context", type=click.Path(dir_okay=False),
+              help="Packet text, for commits of external systems.")
+def verify(commit: str, corpus: str, tokenizer: str | None, context: str | None) -> None:
+    """Re-render a context commit from the corpus and check every digest (fails closed).
+
+    \b
+    Example:
+      ctxbench compile verify commit.json --corpus corpus/
+    """
+    checked = verify_commit_file(commit, corpus, tokenizer=tokenizer, context_path=context)
+    click.echo(
+        f"verified: {checked['commit_id']} ({len(checked['excerpts'])} excerpt(s), "
+        f"{checked['token_count']} tokens)"
+    )

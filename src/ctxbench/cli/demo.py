@@ -1,0 +1,38 @@
+"""``ctxbench demo --output DIR``: the whole pipeline on the embedded workload and model."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ctxbench.cli.errors import EXIT_INTERRUPTED
+from ctxbench.cli.run import print_summary
+from ctxbench.runner.demo import run_demo
+
+__all__ = ["demo"]
+
+
+@click.command("demo")
+@click.option("--output", "output", default="ctxbench-demo", show_default=True,
+              type=click.Path(file_okay=False), help="Directory for the demo's files.")
+@click.option("--fixture", is_flag=True,
+              help="Use the deterministic fixture provider even if the embedded model is here.")
+@click.option("--replicates", default=3, show_default=True, type=click.IntRange(1, 20))
+def demo(output: str, fixture: bool, replicates: int) -> int:
+    """Run the demo: enterprise seed x embedded model x every strategy, then the reports.
+
+    \b
+    Example:
+      ctxbench demo --output ctxbench-demo
+    """
+    result = run_demo(output, provider="fixture" if fixture else None, replicates=replicates,
+                      show_progress=sys.stderr.isatty(), say=click.echo)
+    summary = result.summary
+    if summary.interrupted:
+        click.echo(f"interrupted; resume with: ctxbench demo --output {output}", err=True)
+        return EXIT_INTERRUPTED
+    print_summary(summary)
+    click.echo(f"demo finished in {result.wall_s:.0f} s on {result.provider}; the experiment "
+               f"is {result.spec_path} (re-run it with `ctxbench run {result.spec_path}`)")
+    return 0

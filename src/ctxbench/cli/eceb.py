@@ -1,0 +1,110 @@
+"""``ctxbench eceb``: corpus roots, registration, evaluation and rendering for ECEB-0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ctxbench.cli.errors import fail_check
+from ctxbench.core.atomic import atomic_write_json, atomic_write_text, report_json_bytes
+from ctxbench.core.errors import PointerError
+from ctxbench.core.jsonl import load_json_document
+from ctxbench.protocols.eceb.api import benchmark_root, evaluate_files
+from ctxbench.protocols.eceb.model import REPORT_SCHEMA
+from ctxbench.protocols.eceb.register import register_directory
+from ctxbench.render.eceb import render_markdown
+
+_FILE = click.Path(dir_okay=False, path_type=Path)
+_DIR = click.Path(file_okay=False, path_type=Path)
+
+
+@click.group("eceb")
+def eceb() -> None:
+    """Enterprise Context Efficiency Benchmark (ECEB-0.1): the smallest budget that holds quality.
+
+    \b
+    Example:
+      ctxbench eceb evaluate benchmark.json run.json --corpus corpus/ --output report.json
+    """
+
+
+@eceb.command("root")
+@click.argument("benchmark", type=_FILE)
+@click.option("--corpus", "corpus", type=_DIR, default=None,
+              help="Also re-hash every registered file under this directory.")
+def root(benchmark: Path, corpus: Path | None) -> None:
+    """Print a benchmark's corpus root (verified against its artifact records).
+
+    \b
+    Example:
+      ctxbench eceb root benchmark.json --corpus corpus/
+    """
+    click.echo(benchmark_root(benchmark, corpus))
+
+
+@eceb.command("register")
+@click.argument("directory", type=_DIR)
+@click.option("--map", "rules", type=_FILE, required=True,
+              help="TOML path rules assigning kind and classification.")
+@click.option("--output", type=_FILE, required=True, help="Where to write the benchmark.")
+def register(directory: Path, rules: Path, output: Path) -> None:
+    """Register every file of a directory as a benchmark skeleton (no tasks yet).
+
+    \b
+    Example:
+      ctxbench eceb register corpus/ --map rules.toml --output benchmark.json
+    """
+    document = register_directory(directory, rules)
+    atomic_write_json(output, document)
+    click.echo(f"registered {len(document['corpus']['artifacts'])} artifacts, "
+               f"root {document['corpus']['root']} -> {output}")
+
+
+@eceb.command("evaluate")
+@click.argument("benchmark", type=_FILE)
+@click.argument("run", type=_FILE)
+@click.option("--corpus", "corpus", type=_DIR, required=True,
+              help="The corpus directory; every registered file is re-hashed first.")
+@click.option("--output", type=_FILE, default=None, help="Write report.json here.")
+@click.option("--check", is_flag=True, help="Exit 1 when any task fails to qualify.")
+@click.pass_context
+def evaluate(ctx: click.Context, benchmark: Path, run: Path, corpus: Path,
+             output: Path | None, check: bool) -> None:
+    """Evaluate a run: gates per budget, minimum viable budget, savings, claim class.
+
+    \b
+    Example:
+      ctxbench eceb evaluate benchmark.json run.json --corpus corpus/ --check
+    """
+    report = evaluate_files(benchmark, run, corpus)
+    if output is None:
+        click.echo(report_json_bytes(report).decode("utf-8"), nl=False)
+    else:
+        atomic_write_json(output, report)
+        summary = report["summary"]
+        click.echo(f"{summary['qualified']}/{summary['tasks']} tasks qualified -> {output}")
+    if check and not report["summary"]["all_qualified"]:
+        failed = [t["task_id"] for t in report["tasks"] if not t["qualified"]]
+        ctx.exit(fail_check("task(s) did not qualify: " + ", ".join(failed)))
+
+
+@eceb.command("render")
+@click.argument("report", type=_FILE)
+@click.option("--output", type=_FILE, default=None, help="Write Markdown here.")
+def render(report: Path, output: Path | None) -> None:
+    """Render an ECEB report.json as Markdown.
+
+    \b
+    Example:
+      ctxbench eceb render report.json --output report.md
+    """
+    document = load_json_document(report)
+    if not isinstance(document, dict) or document.get("schema") != REPORT_SCHEMA:
+        got = document.get("schema") if isinstance(document, dict) else None
+        raise PointerError(str(report), "/schema", f'expected "{REPORT_SCHEMA}", got {got!r}')
+    text = render_markdown(document)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write_text(output, text)

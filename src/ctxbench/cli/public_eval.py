@@ -1,0 +1,90 @@
+"""``ctxbench public-eval``: compare baseline and treatment agent runs, judged on intervals."""
+
+from __future__ import annotations
+
+import click
+
+from ctxbench.cli.errors import fail_check
+from ctxbench.core.atomic import atomic_write_bytes, report_json_bytes
+from ctxbench.core.errors import InputError
+from ctxbench.protocols.public_eval.api import compare_files
+from ctxbench.protocols.public_eval.convert import convert_cef
+from ctxbench.protocols.public_eval.settings import Settings
+from ctxbench.render.public_eval import render_markdown
+
+__all__ = ["public_eval"]
+
+
+@click.command("public-eval")
+@click.argument("files", nargs=-1, metavar="BASELINE.jsonl TREATMENT.jsonl",
+                type=click.Path(dir_okay=False))
+@click.option("--confidence-level", type=float, default=0.95, show_default=True,
+              help="Two-sided level of every interval.")
+@click.option("--quality-margin-pp", type=float, default=1.0, show_default=True,
+              help="Preregistered non-inferiority margin, in percentage points.")
+@click.option("--bootstrap-samples", type=int, default=2000, show_default=True,
+              help="Paired bootstrap resamples.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
+@click.option("--min-savings-percent", type=float, default=0.0, show_default=True,
+              help="The token-savings lower bound must be above this.")
+@click.option("--treatment-name", default="treatment", show_default=True,
+              help="Name of the treatment in the report.")
+@click.option("--baseline-name", default="baseline", show_default=True,
+              help="Name of the baseline in the report.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the ctxbench.public-eval-report.v1 JSON instead of Markdown.")
+@click.option("--output", type=click.Path(dir_okay=False),
+              help="Write the report here instead of standard output.")
+@click.option("--check", is_flag=True, help="Exit 1 unless the status is supported.")
+@click.option("--from-cef", "from_cef", type=click.Path(dir_okay=False), multiple=True,
+              help="Convert these CEF trial files into row files instead of comparing.")
+@click.option("--baseline", "baseline_condition", default="raw", show_default=True,
+              help="With --from-cef: the baseline condition.")
+@click.option("--treatment", "treatment_condition",
+              help="With --from-cef: the treatment condition.")
+@click.option("--output-dir", type=click.Path(file_okay=False),
+              help="With --from-cef: where to write <baseline>.jsonl and <treatment>.jsonl.")
+@click.option("--resolved-threshold", type=float, default=1.0, show_default=True,
+              help="With --from-cef: a trial is resolved when task_score >= this.")
+@click.pass_context
+def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: float,
+                quality_margin_pp: float, bootstrap_samples: int, seed: int,
+                min_savings_percent: float, treatment_name: str, baseline_name: str,
+                as_json: bool, output: str | None, check: bool, from_cef: tuple[str, ...],
+                baseline_condition: str, treatment_condition: str | None,
+                output_dir: str | None, resolved_threshold: float) -> None:
+    """Compare baseline and treatment runs: savings with intervals, quality by interval bound.
+
+    \b
+    Example:
+      ctxbench public-eval baseline.jsonl treatment.jsonl --quality-margin-pp 1.0 --check
+      ctxbench public-eval --from-cef trials.jsonl --baseline raw \\
+          --treatment compiled@800 --output-dir rows/
+    """
+    if from_cef:
+        if files:
+            raise InputError("public-eval: expected either BASELINE.jsonl TREATMENT.jsonl or "
+                             "--from-cef, got both")
+        if treatment_condition is None or output_dir is None:
+            raise InputError("--from-cef: expected --treatment NAME and --output-dir DIR")
+        written = convert_cef(from_cef, baseline=baseline_condition,
+                              treatment=treatment_condition, output_dir=output_dir,
+                              resolved_threshold=resolved_threshold)
+        for path in written:
+            click.echo(str(path))
+        return
+    if len(files) != 2:
+        raise InputError(f"public-eval: expected BASELINE.jsonl TREATMENT.jsonl, got "
+                         f"{len(files)} file(s)")
+    settings = Settings(confidence_level=confidence_level, quality_margin_pp=quality_margin_pp,
+                        bootstrap_samples=bootstrap_samples, seed=seed,
+                        min_savings_percent=min_savings_percent,
+                        baseline_name=baseline_name, treatment_name=treatment_name)
+    report = compare_files(files[0], files[1], settings)
+    data = report_json_bytes(report) if as_json else render_markdown(report).encode("utf-8")
+    if output is None:
+        click.echo(data.decode("utf-8"), nl=False)
+    else:
+        atomic_write_bytes(output, data)
+    if check and report["status"] != "supported":
+        ctx.exit(fail_check(f"status is {report['status']}: " + "; ".join(report["reasons"])))

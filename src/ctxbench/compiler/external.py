@@ -1,0 +1,178 @@
+"""Benchmark any other context system as a strategy: a Python callable or a subprocess.
+
+Protocol (one request, one response, both JSON objects)::
+
+    request  = {"query": str, "budget": int | null, "tokenizer": str,
+                "policy": {"allowed_classifications": [...], "denied_artifacts": [...]},
+                "candidates": [{"artifact_id", "path", "kind", "classification",
+                                "source_blake3", "start", "end", "score", "text"}, ...]}
+    response = {"context": str, "selected": [{"artifact_id": str,
+                                              "ranges": [[start, end], ...]}, ...]}
+
+``candidates`` are the permitted chunks, best BM25 match first; denied or disallowed
+artifacts are never offered. ``ranges`` may be omitted to mean the whole artifact. A
+subprocess reads the request on stdin and writes the response on stdout.
+
+ctxbench trusts none of the system's numbers: it counts the context's tokens itself,
+hashes the exact context, takes source digests from its own corpus, and checks each
+selected artifact against the policy. Breaches are returned in ``violations``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shlex
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ctxbench.compiler.commit import EXTERNAL_TEMPLATE
+from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.policy import Policy
+from ctxbench.compiler.render import Excerpt, merge_ranges
+from ctxbench.compiler.strategies import CompiledContext, finish_packet
+from ctxbench.core import InputError, RuntimeFailure
+
+__all__ = ["CANDIDATE_LIMIT", "ExternalStrategy", "compile_external", "load_external_strategy"]
+
+CANDIDATE_LIMIT = 200
+_CALLABLE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+ExternalStrategy = Callable[[dict[str, Any]], Any]
+
+
+class _Subprocess:
+    """Run a command per request: JSON on stdin, JSON on stdout, non-zero exit = failure."""
+
+    def __init__(self, argv: list[str], timeout_s: float) -> None:
+        self.argv = argv
+        self.timeout_s = timeout_s
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        try:
+            done = subprocess.run(
+                self.argv, input=json.dumps(request).encode("utf-8"),
+                capture_output=True, timeout=self.timeout_s, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RuntimeFailure(f"external strategy {self.argv[0]}: {exc}") from exc
+        if done.returncode != 0:
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise RuntimeFailure(
+                f"external strategy {self.argv[0]}: exited {done.returncode}: {tail[0]}"
+            )
+        try:
+            return json.loads(done.stdout.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise RuntimeFailure(
+                f"external strategy {self.argv[0]}: stdout is not one JSON object: {exc}"
+            ) from exc
+
+
+def load_external_strategy(spec: str, *, timeout_s: float = 120.0) -> ExternalStrategy:
+    """``module:function`` imports a callable; anything else is a command line to run."""
+    if _CALLABLE.fullmatch(spec):
+        module_name, attr = spec.split(":")
+        try:
+            target = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise InputError(f"external strategy: cannot load {spec}: {exc}") from exc
+        if not callable(target):
+            raise InputError(f"external strategy: {spec} is not callable")
+        return target  # type: ignore[no-any-return]
+    argv = shlex.split(spec)
+    if not argv:
+        raise InputError("external strategy: expected module:function or a command line")
+    return _Subprocess(argv, timeout_s)
+
+
+def _candidates(index: ContextIndex, policy: Policy, query: str) -> list[dict[str, Any]]:
+    view = index.view(policy)
+    scores = view.scores(index.query_ids(query))
+    order = np.lexsort((view.chunk_ids, -scores))[:CANDIDATE_LIMIT]
+    out = []
+    for row in order:
+        chunk = index.chunks[int(view.chunk_ids[row])]
+        position = int(index.chunk_artifact[view.chunk_ids[row]])
+        artifact = index.artifact_at(position)
+        text = index.source(position)[chunk.start:chunk.end].decode("utf-8", "replace")
+        out.append({
+            "artifact_id": artifact.artifact_id, "path": artifact.path, "kind": artifact.kind,
+            "classification": artifact.classification, "source_blake3": artifact.blake3,
+            "start": chunk.start, "end": chunk.end, "score": round(float(scores[row]), 6),
+            "text": text,
+        })
+    return out
+
+
+def _bad(message: str) -> RuntimeFailure:
+    return RuntimeFailure(f"external strategy response: {message}")
+
+
+def compile_external(
+    index: ContextIndex,
+    *,
+    query: str,
+    budget: int | None,
+    policy: Policy,
+    system: ExternalStrategy,
+    name: str = "external",
+) -> CompiledContext:
+    """Ask ``system`` for a packet, then recount, rehash and policy-check what it returned."""
+    request = {
+        "query": query, "budget": budget, "tokenizer": index.tokenizer.id,
+        "policy": policy.to_json(), "candidates": _candidates(index, policy, query),
+    }
+    response = system(request)
+    if not isinstance(response, dict) or set(response) != {"context", "selected"}:
+        raise _bad("expected an object with exactly context and selected")
+    context, selected = response["context"], response["selected"]
+    if not isinstance(context, str) or not isinstance(selected, list):
+        raise _bad("context must be a string and selected an array")
+    violations: list[str] = []
+    excerpts: list[Excerpt] = []
+    for n, item in enumerate(selected):
+        if not isinstance(item, dict) or not isinstance(item.get("artifact_id"), str):
+            raise _bad(f"selected/{n}: expected an object with a string artifact_id")
+        position = index.position(item["artifact_id"])
+        if position is None:
+            violations.append(f"unknown artifact {item['artifact_id']!r}")
+            continue
+        artifact = index.artifact_at(position)
+        if not policy.permits(artifact.artifact_id, artifact.classification):
+            violations.append(f"artifact {artifact.artifact_id!r} is denied or disallowed")
+            # Recorded (never read) so the commit shows the breach and fails verification.
+            ranges = _ranges(item.get("ranges"), None, n)
+        else:
+            size = len(index.source(position))
+            ranges = _ranges(item.get("ranges"), size, n)
+        excerpts.append(Excerpt(artifact.artifact_id, artifact.path, artifact.classification,
+                                artifact.blake3, ranges))
+    count = index.count(context)
+    if budget is not None and count > budget:
+        violations.append(f"{count} tokens exceed the budget {budget}")
+    return finish_packet(
+        index, query=query, budget=budget, policy=policy, strategy=name, text=context,
+        excerpts=tuple(excerpts), empty_reason=None if context else "the system returned none",
+        template=EXTERNAL_TEMPLATE, violations=tuple(violations),
+    )
+
+
+def _ranges(value: Any, size: int | None, n: int) -> tuple[tuple[int, int], ...]:
+    """Validated ranges; ``size`` None (an artifact not read) skips the end check."""
+    if value is None:
+        return ((0, size or 1),)
+    if not isinstance(value, list) or not value:
+        raise _bad(f"selected/{n}/ranges: expected a non-empty array of [start, end]")
+    out = []
+    for pair in value:
+        ok = (isinstance(pair, list) and len(pair) == 2
+              and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
+              and 0 <= pair[0] < pair[1] and (size is None or pair[1] <= size))
+        if not ok:
+            raise _bad(f"selected/{n}/ranges: {pair!r} is not a range within the artifact")
+        out.append((pair[0], pair[1]))
+    return merge_ranges(out)

@@ -1,0 +1,99 @@
+"""The fixed packet template: one header line per excerpt, then its text, then a blank line.
+
+Template ``ctxbench.render.v1`` (byte for byte)::
+
+    [excerpt artifact=<id> path=<path> classification=<class> bytes=<s>-<e>[,<s>-<e>...]]
+    <text of the first range>
+    [...]
+    <text of the next range, when ranges are not adjacent>
+    <blank line>
+
+Ranges are byte offsets ``[s, e)`` into the artifact, sorted and non-overlapping; a
+missing final newline is added after the last range. The packet is the concatenation of
+its excerpts in selection order; nothing else (no timestamps, no counts) is rendered,
+so equal selections give equal bytes in every process, whatever ``PYTHONHASHSEED`` is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ctxbench.core import blake3_hex
+
+__all__ = [
+    "GAP_MARKER",
+    "RENDER_TEMPLATE",
+    "Excerpt",
+    "merge_ranges",
+    "packet_blake3",
+    "render_excerpt",
+]
+
+RENDER_TEMPLATE = "ctxbench.render.v1"
+GAP_MARKER = "[...]\n"
+Range = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """What a packet takes from one artifact: its identity, digest and byte ranges."""
+
+    artifact_id: str
+    path: str
+    classification: str
+    source_blake3: str
+    ranges: tuple[Range, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "artifact_id": self.artifact_id,
+            "path": self.path,
+            "classification": self.classification,
+            "source_blake3": self.source_blake3,
+            "ranges": [[a, b] for a, b in self.ranges],
+        }
+
+
+def merge_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
+    """Sort ranges and merge overlapping or touching ones."""
+    out: list[Range] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return tuple(out)
+
+
+def excerpt_header(excerpt: Excerpt) -> str:
+    spans = ",".join(f"{a}-{b}" for a, b in excerpt.ranges)
+    return (
+        f"[excerpt artifact={excerpt.artifact_id} path={excerpt.path} "
+        f"classification={excerpt.classification} bytes={spans}]\n"
+    )
+
+
+def excerpt_body(data: bytes, ranges: Sequence[Range]) -> str:
+    """The text of the ranges, with the gap marker between non-adjacent ones."""
+    pieces: list[str] = []
+    for n, (a, b) in enumerate(ranges):
+        if n and a > ranges[n - 1][1]:
+            pieces.append(GAP_MARKER)
+        text = data[a:b].decode("utf-8", "replace")
+        if n + 1 < len(ranges) and not text.endswith("\n"):
+            text += "\n"
+        pieces.append(text)
+    body = "".join(pieces)
+    return body if body.endswith("\n") else body + "\n"
+
+
+def render_excerpt(excerpt: Excerpt, data: bytes) -> str:
+    """One excerpt as it appears in the packet (header, body, blank line)."""
+    return excerpt_header(excerpt) + excerpt_body(data, excerpt.ranges) + "\n"
+
+
+def packet_blake3(text: str) -> str:
+    """BLAKE3 of the packet's exact UTF-8 bytes."""
+    return blake3_hex(text.encode("utf-8"))

@@ -1,0 +1,216 @@
+"""Choose excerpts under a token budget: coverage first, then relevance minus redundancy.
+
+``compiled`` works in three passes over the BM25 candidates of the permitted chunks:
+
+1. *coverage*: in score order, the best fragment (chunk plus its enclosing heading or
+   signature) of each not-yet-covered artifact whose score is at least
+   ``RELATIVE_FLOOR`` of the best, skipping near-duplicates (term Jaccard >= 0.8);
+2. *whole artifacts*: each covered artifact is widened to its whole text when it is
+   small (<= ``WHOLE_MAX_BYTES``) and the widened packet still fits;
+3. *fill*: further fragments in score order, valued relevance minus ``LAMBDA`` times
+   their largest similarity to what is already chosen.
+
+Every step checks the exact token count of the rendered packet (header + text of each
+excerpt, merged per artifact); a last recount of the whole packet trims from the end if
+a tokenizer is not additive across excerpt boundaries, so the budget is never exceeded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.policy import Policy
+from ctxbench.compiler.render import Excerpt, excerpt_body, excerpt_header, merge_ranges
+
+__all__ = [
+    "LAMBDA",
+    "NAIVE_K",
+    "NEAR_DUPLICATE",
+    "RELATIVE_FLOOR",
+    "TOP_N",
+    "WHOLE_MAX_BYTES",
+    "Selection",
+    "select_compiled",
+    "select_full",
+    "select_naive",
+]
+
+TOP_N = 100
+NAIVE_K = 5
+RELATIVE_FLOOR = 0.15
+NEAR_DUPLICATE = 0.8
+LAMBDA = 0.5
+WHOLE_MAX_BYTES = 6000
+Range = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Chosen excerpts in packet order, their rendered parts, and why it is empty if so."""
+
+    excerpts: tuple[Excerpt, ...]
+    parts: tuple[str, ...]
+    empty_reason: str | None
+
+
+class _Packet:
+    """A packet under construction: excerpts per artifact, exact part costs, undo stack."""
+
+    def __init__(self, index: ContextIndex, budget: int | None) -> None:
+        self.index = index
+        self.budget = budget
+        self.order: list[int] = []
+        self.ranges: dict[int, tuple[Range, ...]] = {}
+        self.costs: dict[int, int] = {}
+        self.total = 0
+        self.undo: list[tuple[int, tuple[Range, ...] | None, int]] = []
+        self.smallest_rejected: int | None = None
+
+    def excerpt(self, position: int, ranges: tuple[Range, ...]) -> Excerpt:
+        a = self.index.artifact_at(position)
+        return Excerpt(a.artifact_id, a.path, a.classification, a.blake3, ranges)
+
+    def part(self, position: int, ranges: tuple[Range, ...]) -> tuple[str, int]:
+        ex = self.excerpt(position, ranges)
+        header = excerpt_header(ex)
+        body = excerpt_body(self.index.source(position), ranges)
+        cost = self.index.count(header) + self.index.cached_count(position, ranges, body)
+        return header + body + "\n", cost
+
+    def covers(self, position: int, rng: Range) -> bool:
+        return any(a <= rng[0] and rng[1] <= b for a, b in self.ranges.get(position, ()))
+
+    def try_add(self, position: int, ranges: tuple[Range, ...]) -> bool:
+        """Add ranges to the artifact's excerpt if the packet still fits; True if added."""
+        before = self.ranges.get(position)
+        merged = merge_ranges((*(before or ()), *ranges))
+        if merged == before:
+            return False
+        _, cost = self.part(position, merged)
+        new_total = self.total - self.costs.get(position, 0) + cost
+        if self.budget is not None and new_total > self.budget:
+            alone = cost if before is None else None
+            if alone is not None and (self.smallest_rejected is None or
+                                      alone < self.smallest_rejected):
+                self.smallest_rejected = alone
+            return False
+        self.undo.append((position, before, self.costs.get(position, 0)))
+        if before is None:
+            self.order.append(position)
+        self.ranges[position] = merged
+        self.costs[position] = cost
+        self.total = new_total
+        return True
+
+    def pop(self) -> None:
+        position, before, cost = self.undo.pop()
+        self.total += cost - self.costs[position]
+        if before is None:
+            self.order.remove(position)
+            del self.ranges[position]
+            del self.costs[position]
+        else:
+            self.ranges[position] = before
+            self.costs[position] = cost
+
+    def finish(self, empty_reason: str) -> Selection:
+        """Render, recount the whole packet exactly, and trim from the end until it fits."""
+        while True:
+            excerpts = tuple(self.excerpt(p, self.ranges[p]) for p in self.order)
+            parts = tuple(self.part(p, self.ranges[p])[0] for p in self.order)
+            if self.budget is None or not parts or \
+                    self.index.count("".join(parts)) <= self.budget:
+                break
+            self.pop()
+        if parts:
+            return Selection(excerpts, parts, None)
+        if self.smallest_rejected is not None:
+            empty_reason = (
+                f"budget {self.budget} is smaller than the smallest candidate excerpt "
+                f"({self.smallest_rejected} tokens)"
+            )
+        return Selection((), (), empty_reason)
+
+
+def _ranked(index: ContextIndex, policy: Policy, query: str) -> tuple[list[tuple[int, float]],
+                                                                       str | None]:
+    """Permitted chunks with a positive score, best first (ties by corpus order)."""
+    view = index.view(policy)
+    if not len(view.chunk_ids):
+        return [], "no artifact with text is permitted by the policy"
+    scores = view.scores(index.query_ids(query))
+    hits = np.flatnonzero(scores > 0)
+    if not len(hits):
+        return [], "no permitted text matches the query"
+    chunk_ids = view.chunk_ids[hits]
+    order = np.lexsort((chunk_ids, -scores[hits]))[:TOP_N]
+    top = float(scores[hits[order[0]]])
+    return [(int(chunk_ids[i]), float(scores[hits[i]]) / top) for i in order], None
+
+
+def _jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
+
+
+def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
+    """The ``compiled`` strategy (see the module docstring)."""
+    ranked, reason = _ranked(index, policy, query)
+    packet = _Packet(index, budget)
+    chosen: list[frozenset[int]] = []
+
+    def similarity(chunk_id: int) -> float:
+        terms = index.term_set(chunk_id)
+        return max((_jaccard(terms, other) for other in chosen), default=0.0)
+
+    def fragment(chunk_id: int) -> tuple[Range, ...]:
+        chunk = index.chunks[chunk_id]
+        return merge_ranges((*chunk.context, (chunk.start, chunk.end)))
+
+    for chunk_id, relevance in ranked:  # 1. coverage
+        position = int(index.chunk_artifact[chunk_id])
+        if relevance < RELATIVE_FLOOR:
+            break
+        if position in packet.ranges or similarity(chunk_id) >= NEAR_DUPLICATE:
+            continue
+        if packet.try_add(position, fragment(chunk_id)):
+            chosen.append(index.term_set(chunk_id))
+    for position in list(packet.order):  # 2. whole small artifacts
+        size = len(index.source(position))
+        if size <= WHOLE_MAX_BYTES:
+            packet.try_add(position, ((0, size),))
+    for chunk_id, relevance in ranked:  # 3. fill
+        chunk = index.chunks[chunk_id]
+        position = int(index.chunk_artifact[chunk_id])
+        if packet.covers(position, (chunk.start, chunk.end)):
+            continue
+        sim = similarity(chunk_id)
+        if sim >= NEAR_DUPLICATE or relevance - LAMBDA * sim <= 0:
+            continue
+        if packet.try_add(position, fragment(chunk_id)):
+            chosen.append(index.term_set(chunk_id))
+    return packet.finish(reason or "nothing was selected")
+
+
+def select_naive(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
+    """``naive_top_k``: the top ``NAIVE_K`` chunks by BM25, as-is, until one does not fit."""
+    ranked, reason = _ranked(index, policy, query)
+    packet = _Packet(index, budget)
+    for chunk_id, _ in ranked[:NAIVE_K]:
+        chunk = index.chunks[chunk_id]
+        if not packet.try_add(int(index.chunk_artifact[chunk_id]), ((chunk.start, chunk.end),)):
+            break
+    return packet.finish(reason or "nothing was selected")
+
+
+def select_full(index: ContextIndex, policy: Policy) -> Selection:
+    """``full_permitted_context``: every permitted artifact, whole, in artifact-id order."""
+    packet = _Packet(index, None)
+    for position in index.permitted_artifacts(policy):
+        size = len(index.source(position))
+        if size:
+            packet.try_add(position, ((0, size),))
+    return packet.finish("no artifact with text is permitted by the policy")

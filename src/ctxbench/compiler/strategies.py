@@ -1,0 +1,110 @@
+"""The three ECEB strategies from one place: ``compiled``, ``naive_top_k``, ``full_permitted_context``.
+
+    index = ContextIndex.build(Corpus.from_benchmark(bench, corpus_dir), get_tokenizer())
+    packet = compile_context(index, query=task.query, budget=800,
+                             policy=Policy.from_task(task), strategy="compiled")
+    packet.text, packet.token_count, packet.commit_id
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxbench.compiler.commit import build_commit
+from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.policy import Policy
+from ctxbench.compiler.render import RENDER_TEMPLATE, Excerpt, packet_blake3
+from ctxbench.compiler.selection import Selection, select_compiled, select_full, select_naive
+from ctxbench.core import InputError
+
+__all__ = ["STRATEGIES", "CompiledContext", "compile_context", "finish_packet"]
+
+STRATEGIES: tuple[str, ...] = ("compiled", "naive_top_k", "full_permitted_context")
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledContext:
+    """A context packet: its text, local token count, excerpts, digest and commit.
+
+    ``empty_reason`` says why the packet is empty (for example a budget smaller than any
+    excerpt); ``violations`` lists policy or budget breaches found in what an external
+    system returned (always empty for the built-in strategies).
+    """
+
+    text: str
+    token_count: int
+    selected: tuple[Excerpt, ...]
+    rendered_blake3: str
+    commit: dict[str, Any]
+    commit_id: str
+    strategy: str
+    budget: int | None
+    tokenizer_id: str
+    empty_reason: str | None = None
+    violations: tuple[str, ...] = ()
+
+    @property
+    def artifact_ids(self) -> tuple[str, ...]:
+        """Ids of the selected artifacts, in packet order."""
+        return tuple(e.artifact_id for e in self.selected)
+
+
+def finish_packet(
+    index: ContextIndex,
+    *,
+    query: str,
+    budget: int | None,
+    policy: Policy,
+    strategy: str,
+    text: str,
+    excerpts: tuple[Excerpt, ...],
+    empty_reason: str | None,
+    template: str = RENDER_TEMPLATE,
+    violations: tuple[str, ...] = (),
+) -> CompiledContext:
+    """Count, hash and commit a packet's final text."""
+    count = index.count(text)
+    rendered = packet_blake3(text)
+    commit = build_commit(
+        query=query, budget=budget, tokenizer_id=index.tokenizer.id, token_count=count,
+        policy=policy, strategy=strategy, template=template, excerpts=excerpts,
+        rendered_blake3=rendered, empty_reason=empty_reason,
+    )
+    return CompiledContext(
+        text, count, excerpts, rendered, commit, commit["commit_id"], strategy, budget,
+        index.tokenizer.id, empty_reason, violations,
+    )
+
+
+def compile_context(
+    index: ContextIndex,
+    *,
+    query: str,
+    budget: int | None,
+    policy: Policy,
+    strategy: str = "compiled",
+) -> CompiledContext:
+    """Build the packet ``strategy`` makes for ``query`` under ``policy`` within ``budget``.
+
+    ``compiled`` and ``naive_top_k`` need a budget >= 1 (a budget too small for any
+    excerpt gives an empty packet with ``empty_reason`` set); ``full_permitted_context``
+    takes ``budget=None``.
+    """
+    if strategy not in STRATEGIES:
+        raise InputError(f"strategy: expected one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    selection: Selection
+    if strategy == "full_permitted_context":
+        if budget is not None:
+            raise InputError("budget: full_permitted_context takes no budget (pass None)")
+        selection = select_full(index, policy)
+    else:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise InputError(f"budget: expected an integer >= 1 for {strategy}, got {budget!r}")
+        select = select_compiled if strategy == "compiled" else select_naive
+        selection = select(index, policy, query, budget)
+    return finish_packet(
+        index, query=query, budget=budget, policy=policy, strategy=strategy,
+        text="".join(selection.parts), excerpts=selection.excerpts,
+        empty_reason=selection.empty_reason,
+    )

@@ -1,0 +1,134 @@
+"""The CEF analysis: per stratum first, then a stratified aggregate; a pure function.
+
+``analyze(trials, prereg, invocation=...)`` returns the ``ctxbench.cef-report.v1`` dict
+at full precision; :func:`ctxbench.protocols.cef.report.finalize` rounds it for writing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ctxbench.core.rng import derive_rng
+from ctxbench.protocols.cef.compare import (
+    ConditionResult,
+    Scores,
+    compare_condition,
+    pair_columns,
+)
+from ctxbench.protocols.cef.hypotheses import judge
+from ctxbench.protocols.cef.pairing import Pairing, pair_trials
+from ctxbench.protocols.cef.prereg import Preregistration
+from ctxbench.protocols.cef.records import Trial
+from ctxbench.protocols.cef.report import assemble
+from ctxbench.protocols.cef.table import TrialTable, table_from_trials
+
+__all__ = ["analyze", "effective_scores"]
+
+
+def effective_scores(table: TrialTable, prereg: Preregistration,
+                     keep: NDArray[np.bool_] | None = None) -> tuple[Scores, dict[str, int]]:
+    """Apply the preregistered failure scores to failed trials; count the overrides.
+
+    An override is a failed trial (among ``keep``) whose recorded score differs from the
+    preregistered failure score; the failure score is used whatever the record says.
+    """
+    failed = table.failed
+    counted = failed if keep is None else failed & keep
+    fs = prereg.failure_scores
+    overridden: dict[str, int] = {}
+    arrays = {}
+    any_changed = np.zeros(len(table), dtype=bool)
+    for name in ("task_score", "evidence_recall", "unsupported_claim_rate"):
+        recorded = getattr(table, name)
+        changed = counted & (recorded != fs[name])
+        overridden[name] = int(changed.sum())
+        any_changed |= changed
+        arrays[name] = np.where(failed, fs[name], recorded)
+    overridden["trials"] = int(any_changed.sum())
+    scores = Scores(
+        task_score=arrays["task_score"],
+        evidence_recall=arrays["evidence_recall"],
+        unsupported_claim_rate=arrays["unsupported_claim_rate"],
+        context_tokens=table.context_tokens,
+        billed_cost_usd=table.billed_cost_usd,
+        latency_ms=table.latency_ms,
+        failed=failed,
+    )
+    return scores, overridden
+
+
+def _units(pairing: Pairing, prereg: Preregistration,
+           select: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64] | None]:
+    """Indices of the selected units and, for ``task`` resampling, their cluster labels."""
+    units = np.flatnonzero(select)
+    cluster = pairing.unit_task[units] if prereg.resampling_unit == "task" else None
+    return units, cluster
+
+
+def _compare(scores: Scores, pairing: Pairing, prereg: Preregistration,
+             units: NDArray[np.int64], cluster: NDArray[np.int64] | None, k: int,
+             rng: np.random.Generator, strata: NDArray[np.int64] | None) -> ConditionResult:
+    sums = pair_columns(scores, pairing.rows[units, 0], pairing.rows[units, k], cluster)
+    return compare_condition(sums, rng=rng, n_resamples=prereg.bootstrap_samples,
+                             level=prereg.confidence_level, strata=strata)
+
+
+def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
+            invocation: Mapping[str, Any]) -> dict[str, Any]:
+    """Analyze paired trials under ``prereg``; return the ``ctxbench.cef-report.v1`` dict.
+
+    Pure: no I/O, no clock. ``invocation`` (the command and the input files' digests, as
+    the caller knows them) is stored in the report's methodology so the rendered report
+    can print the exact command that reproduces it.
+    """
+    table = trials if isinstance(trials, TrialTable) else table_from_trials(trials)
+    pairing = pair_trials(table, prereg)
+    scores, overridden = effective_scores(table, prereg, pairing.keep)
+    claims = prereg.claims if prereg.claims is not None else pairing.conditions[1:]
+
+    strata_results: list[dict[str, Any]] = []
+    for s, key in enumerate(pairing.strata):
+        units, cluster = _units(pairing, prereg, pairing.unit_stratum == s)
+        results = {}
+        for k, condition in enumerate(pairing.conditions[1:], start=1):
+            rng = derive_rng(prereg.seed, "cef", *key, condition)
+            results[condition] = _compare(scores, pairing, prereg, units, cluster, k, rng, None)
+        threshold = prereg.min_savings_for(key[2])
+        strata_results.append({
+            "key": key,
+            "units": units,
+            "tasks": int(np.unique(pairing.unit_task[units]).shape[0]),
+            "results": results,
+            "judgements": {c: judge(r, prereg, threshold) for c, r in results.items()},
+            "threshold": threshold,
+        })
+
+    if len(pairing.strata) == 1:
+        aggregate_results = strata_results[0]["results"]
+    else:
+        units, cluster = _units(pairing, prereg, np.ones(pairing.unit_stratum.shape[0], bool))
+        labels = pairing.unit_stratum[units]
+        if cluster is not None:
+            starts = np.flatnonzero(np.r_[True, cluster[1:] != cluster[:-1]])
+            labels = labels[starts]
+        aggregate_results = {}
+        for k, condition in enumerate(pairing.conditions[1:], start=1):
+            rng = derive_rng(prereg.seed, "cef", "aggregate", condition)
+            aggregate_results[condition] = _compare(scores, pairing, prereg, units, cluster,
+                                                    k, rng, labels)
+    aggregate_threshold = max(s["threshold"] for s in strata_results)
+    aggregate = {
+        "results": aggregate_results,
+        "judgements": {c: judge(r, prereg, aggregate_threshold)
+                       for c, r in aggregate_results.items()},
+        "threshold": aggregate_threshold,
+        "tasks": int(np.unique(pairing.unit_task).shape[0]),
+    }
+    return assemble(table=table, pairing=pairing, prereg=prereg, scores=scores,
+                    overridden=overridden, strata=strata_results, aggregate=aggregate,
+                    claims=tuple(claims), invocation=dict(invocation))
+

@@ -1,0 +1,104 @@
+"""File-level convenience: read trial files and a preregistration, analyze, write."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core.atomic import atomic_write_json
+from ctxbench.core.digests import blake3_file
+from ctxbench.protocols.cef.analysis import analyze
+from ctxbench.protocols.cef.prereg import (
+    Preregistration,
+    default_preregistration,
+    load_preregistration,
+    with_overrides,
+)
+from ctxbench.protocols.cef.records import iter_trials
+from ctxbench.protocols.cef.report import finalize
+from ctxbench.protocols.cef.table import TableBuilder, TrialTable
+
+__all__ = ["analyze_files", "load_settings", "read_table", "reproduce_command", "write_report"]
+
+
+def load_settings(prereg_path: str | os.PathLike[str] | None,
+                  overrides: Mapping[str, Any] | None = None) -> Preregistration:
+    """The preregistration from ``prereg_path`` or the protocol defaults plus ``overrides``.
+
+    Raises :class:`~ctxbench.core.InputError` when ``overrides`` would change a supplied
+    preregistration.
+    """
+    base = load_preregistration(prereg_path) if prereg_path is not None else (
+        default_preregistration())
+    return with_overrides(base, overrides or {})
+
+
+def read_table(paths: Sequence[str | os.PathLike[str]], *, baseline: str = "raw") -> TrialTable:
+    """Stream the trial files into columns (records are validated, then let go)."""
+    builder = TableBuilder()
+    for trial in iter_trials(paths, baseline=baseline):
+        builder.add(trial)
+    return builder.build()
+
+
+def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
+                  prereg_path: str | os.PathLike[str] | None = None,
+                  overrides: Mapping[str, Any] | None = None, *,
+                  command: Sequence[str] | None = None) -> dict[str, Any]:
+    """Analyze trial JSONL files; return the rounded ``ctxbench.cef-report.v1`` dict.
+
+    ``overrides`` (bootstrap_samples, seed, quality_tolerance, confidence_level,
+    resampling_unit) apply only without a preregistration. ``command`` is the argv that
+    reproduces the analysis (stored in the report); by default it is rebuilt from the
+    arguments as ``ctxbench cef analyze ...`` with every effective setting spelled out.
+    """
+    if not trial_paths:
+        raise ValueError("trial_paths: expected at least one file")
+    prereg = load_settings(prereg_path, overrides)
+    table = read_table(trial_paths, baseline=prereg.baseline)
+    argv = list(command) if command is not None else reproduce_command(
+        trial_paths, prereg_path, prereg)
+    invocation: dict[str, Any] = {
+        "command": argv,
+        "trial_files": [{"path": str(p), "blake3": blake3_file(p)} for p in trial_paths],
+        "preregistration_file": (
+            {"path": str(prereg_path), "blake3": blake3_file(prereg_path)}
+            if prereg_path is not None else None),
+    }
+    report = analyze(table, prereg, invocation=invocation)
+    result = finalize(report)
+    assert isinstance(result, dict)
+    return result
+
+
+def reproduce_command(trial_paths: Sequence[str | os.PathLike[str]],
+                      prereg_path: str | os.PathLike[str] | None, prereg: Preregistration,
+                      *, output: str | os.PathLike[str] | None = None,
+                      check: bool = False) -> list[str]:
+    """The ``ctxbench cef analyze`` argv that reproduces a report, every setting explicit.
+
+    With a preregistration the file pins every setting (flags may not override it);
+    without one, the seed, sample count, tolerance, level and unit actually used are
+    written out so the command does not depend on defaults.
+    """
+    argv = ["ctxbench", "cef", "analyze", *(str(p) for p in trial_paths)]
+    if prereg_path is not None:
+        argv += ["--prereg", str(prereg_path)]
+    else:
+        argv += ["--bootstrap-samples", str(prereg.bootstrap_samples),
+                 "--seed", str(prereg.seed),
+                 "--quality-tolerance", repr(prereg.quality_tolerance),
+                 "--confidence-level", repr(prereg.confidence_level),
+                 "--unit", prereg.resampling_unit]
+    if output is not None:
+        argv += ["--output", str(output)]
+    if check:
+        argv.append("--check")
+    return argv
+
+
+def write_report(path: str | os.PathLike[str], report: Mapping[str, Any]) -> None:
+    """Write a report atomically (2-space JSON, final newline; byte-identical per input)."""
+    atomic_write_json(Path(path), dict(report))

@@ -1,0 +1,144 @@
+"""One condition against the baseline: paired columns, joint bootstrap, H1-H4.
+
+For each paired unit the analysis builds one row of column sums (see ``COLUMNS``) and
+hands them to :func:`ctxbench.stats.bootstrap_totals` in a single call, so every metric
+of a condition is resampled with the same indices. Every statistic is a ratio of totals:
+
+* quality deltas: ``sum(candidate - baseline) / pairs`` (failures carry the
+  preregistered failure scores);
+* context / cost / latency reduction: ``1 - sum(candidate) / sum(baseline)``, where a
+  pair in which either side failed is credited zero reduction (its candidate value is
+  replaced by the baseline's), so a failed request that consumed nothing never looks
+  like a saving;
+* mean per-pair context reduction: ``sum(1 - candidate/baseline) / pairs`` (zero for a
+  failed pair).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ctxbench.stats import BootstrapEstimate, bootstrap_totals
+
+__all__ = [
+    "COLUMNS",
+    "STATISTICS",
+    "ConditionResult",
+    "Scores",
+    "compare_condition",
+    "pair_columns",
+]
+
+COLUMNS = (
+    "pairs", "task_score_delta", "evidence_recall_delta", "unsupported_claim_rate_delta",
+    "baseline_context_tokens", "candidate_context_tokens", "pair_context_reduction",
+    "baseline_cost_usd", "candidate_cost_usd", "baseline_latency_ms", "candidate_latency_ms",
+    "failed_pairs", "candidate_failures", "baseline_failures",
+)
+STATISTICS = (
+    "task_score_delta", "evidence_recall_delta", "unsupported_claim_rate_delta",
+    "context_reduction", "mean_pair_context_reduction", "cost_reduction", "latency_reduction",
+)
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """Per-trial values with failure scores applied (indexed by trial)."""
+
+    task_score: FloatArray
+    evidence_recall: FloatArray
+    unsupported_claim_rate: FloatArray
+    context_tokens: FloatArray
+    billed_cost_usd: FloatArray
+    latency_ms: FloatArray
+    failed: NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionResult:
+    """Point estimates and intervals of every statistic, plus the failure counts."""
+
+    estimates: dict[str, BootstrapEstimate]
+    units: int
+    pairs: int
+    failed_pairs: int
+    candidate_failures: int
+    baseline_failures: int
+
+
+def pair_columns(scores: Scores, base: NDArray[np.int64], cand: NDArray[np.int64],
+                 cluster: NDArray[np.int64] | None) -> FloatArray:
+    """One row per resampling unit holding the sums of ``COLUMNS``.
+
+    ``base``/``cand`` are the trial indices of each pair. With ``cluster`` (a sorted
+    cluster index per pair, e.g. its task) the pairs of a cluster are summed into one row.
+    """
+    n = base.shape[0]
+    failed_b = scores.failed[base]
+    failed_c = scores.failed[cand]
+    either = failed_b | failed_c
+    out = np.empty((n, len(COLUMNS)), dtype=np.float64)
+    out[:, 0] = 1.0
+    out[:, 1] = scores.task_score[cand] - scores.task_score[base]
+    out[:, 2] = scores.evidence_recall[cand] - scores.evidence_recall[base]
+    out[:, 3] = scores.unsupported_claim_rate[cand] - scores.unsupported_claim_rate[base]
+    base_ctx = scores.context_tokens[base]
+    cand_ctx = np.where(either, base_ctx, scores.context_tokens[cand])
+    out[:, 4] = base_ctx
+    out[:, 5] = cand_ctx
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(base_ctx > 0, cand_ctx / np.where(base_ctx > 0, base_ctx, 1.0), 1.0)
+    out[:, 6] = 1.0 - ratio
+    base_cost = scores.billed_cost_usd[base]
+    out[:, 7] = base_cost
+    out[:, 8] = np.where(either, base_cost, scores.billed_cost_usd[cand])
+    base_lat = scores.latency_ms[base]
+    out[:, 9] = base_lat
+    out[:, 10] = np.where(either, base_lat, scores.latency_ms[cand])
+    out[:, 11] = either
+    out[:, 12] = failed_c
+    out[:, 13] = failed_b
+    if cluster is None:
+        return out
+    starts = np.flatnonzero(np.r_[True, cluster[1:] != cluster[:-1]])
+    return np.add.reduceat(out, starts, axis=0)
+
+
+def _reduction(candidate: FloatArray, baseline: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(baseline > 0, 1.0 - candidate / np.where(baseline > 0, baseline, 1.0),
+                        np.nan)
+
+
+def _statistic(totals: FloatArray) -> FloatArray:
+    pairs = totals[:, 0]
+    return np.stack([
+        totals[:, 1] / pairs,
+        totals[:, 2] / pairs,
+        totals[:, 3] / pairs,
+        _reduction(totals[:, 5], totals[:, 4]),
+        totals[:, 6] / pairs,
+        _reduction(totals[:, 8], totals[:, 7]),
+        _reduction(totals[:, 10], totals[:, 9]),
+    ], axis=1)
+
+
+def compare_condition(sums: FloatArray, *, rng: np.random.Generator, n_resamples: int,
+                      level: float, strata: NDArray[np.int64] | None = None) -> ConditionResult:
+    """Bootstrap every statistic of one condition jointly (one call, shared indices)."""
+    estimates = bootstrap_totals(sums[:, :11], _statistic, rng=rng, n_resamples=n_resamples,
+                                 level=level, method="percentile", strata=strata)
+    totals = sums.sum(axis=0)
+    return ConditionResult(
+        estimates=dict(zip(STATISTICS, estimates, strict=True)),
+        units=int(sums.shape[0]),
+        pairs=int(round(totals[0])),
+        failed_pairs=int(round(totals[11])),
+        candidate_failures=int(round(totals[12])),
+        baseline_failures=int(round(totals[13])),
+    )

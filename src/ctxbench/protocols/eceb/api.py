@@ -1,0 +1,31 @@
+"""File-level entry points used by the command line and the runner."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ctxbench.protocols.eceb.benchmark import load_benchmark
+from ctxbench.protocols.eceb.corpus import verify_corpus
+from ctxbench.protocols.eceb.evaluate import evaluate
+from ctxbench.protocols.eceb.run import load_run
+
+__all__ = ["benchmark_root", "evaluate_files"]
+
+
+def benchmark_root(benchmark_path: str | os.PathLike[str],
+                   corpus_dir: str | os.PathLike[str] | None = None) -> str:
+    """The verified corpus root of a benchmark; with ``corpus_dir``, also re-hash the files."""
+    benchmark = load_benchmark(benchmark_path)
+    if corpus_dir is not None:
+        verify_corpus(benchmark, corpus_dir).raise_for_problems()
+    return benchmark.root
+
+
+def evaluate_files(benchmark_path: str | os.PathLike[str], run_path: str | os.PathLike[str],
+                   corpus_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Load, re-hash and evaluate: the report dict for a benchmark, run and corpus on disk."""
+    benchmark = load_benchmark(benchmark_path)
+    run = load_run(run_path)
+    check = verify_corpus(benchmark, corpus_dir)
+    return evaluate(benchmark, run, check)

@@ -1,0 +1,175 @@
+"""Build a benchmark skeleton from a directory, assigning kind and classification by rules.
+
+The rules file is TOML::
+
+    benchmark_id = "fernhill-seed"
+    claim_class = "conformance_seed"     # optional, default conformance_seed
+
+    [[rule]]
+    glob = "policies/compensation-*.md"  # "*" and "?" stay within a segment, "**/" spans
+    kind = "policy"
+    classification = "restricted"
+    prefix = "policy-"                   # optional: artifact_id = prefix + slug(file stem)
+
+The first rule whose glob matches a file's corpus-relative path wins; a file no rule
+matches is an error, as are two files that would get the same artifact id. Hidden files
+and directories (names starting with ".") are skipped. The skeleton has no tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core.digests import blake3_file
+from ctxbench.core.errors import FieldError, InputError
+from ctxbench.core.tomlfile import load_toml
+from ctxbench.protocols.eceb.benchmark import ID_PATTERN
+from ctxbench.protocols.eceb.model import (
+    BENCHMARK_SCHEMA,
+    CLAIM_CLASSES,
+    CLASSIFICATIONS,
+    KINDS,
+    SPEC_URN,
+    Artifact,
+)
+from ctxbench.protocols.eceb.paths import path_problem, resolve_in_corpus
+from ctxbench.protocols.eceb.root import corpus_root
+
+__all__ = ["Rule", "glob_regex", "load_rules", "register_directory"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One path rule: files matching ``glob`` get this kind, classification and id prefix."""
+
+    glob: str
+    kind: str
+    classification: str
+    prefix: str
+    pattern: re.Pattern[str]
+
+
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """Compile a path glob: ``**/`` any directories, ``*`` and ``?`` within one segment."""
+    out = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def load_rules(path: str | os.PathLike[str]) -> tuple[str, str, tuple[Rule, ...]]:
+    """Read a rules file: (benchmark_id, claim_class, rules in order)."""
+    shown = str(path)
+    data = load_toml(path, display=shown)
+    known = {"benchmark_id", "claim_class", "rule"}
+    for key in sorted(data):
+        if key not in known:
+            raise FieldError(shown, None, key, "benchmark_id, claim_class or [[rule]]",
+                             got_text=f"the unknown key {key!r}")
+    benchmark_id = data.get("benchmark_id")
+    if not isinstance(benchmark_id, str) or ID_PATTERN.fullmatch(benchmark_id) is None:
+        raise FieldError(shown, None, "benchmark_id", "an id from [A-Za-z0-9._:-]", benchmark_id)
+    claim_class = data.get("claim_class", "conformance_seed")
+    if claim_class not in CLAIM_CLASSES:
+        raise FieldError(shown, None, "claim_class", "one of " + ", ".join(CLAIM_CLASSES),
+                         claim_class)
+    raw_rules = data.get("rule")
+    if not isinstance(raw_rules, list) or not raw_rules:
+        raise FieldError(shown, None, "rule", "at least one [[rule]] table", raw_rules)
+    rules = tuple(_rule(shown, i, raw) for i, raw in enumerate(raw_rules))
+    return benchmark_id, claim_class, rules
+
+
+def _rule(shown: str, index: int, raw: Any) -> Rule:
+    where = f"rule[{index}]"
+    if not isinstance(raw, dict):
+        raise FieldError(shown, None, where, "a table", raw)
+    for key in sorted(raw):
+        if key not in {"glob", "kind", "classification", "prefix"}:
+            raise FieldError(shown, None, f"{where}.{key}", "glob, kind, classification or "
+                             "prefix", got_text=f"the unknown key {key!r}")
+    glob = raw.get("glob")
+    if not isinstance(glob, str) or not glob:
+        raise FieldError(shown, None, f"{where}.glob", "a non-empty glob", glob)
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        raise FieldError(shown, None, f"{where}.kind", "one of " + ", ".join(KINDS), kind)
+    cls = raw.get("classification")
+    if cls not in CLASSIFICATIONS:
+        raise FieldError(shown, None, f"{where}.classification",
+                         "one of " + ", ".join(CLASSIFICATIONS), cls)
+    prefix = raw.get("prefix", "")
+    if not isinstance(prefix, str):
+        raise FieldError(shown, None, f"{where}.prefix", "a string", prefix)
+    return Rule(glob, kind, cls, prefix, glob_regex(glob))
+
+
+def _slug(stem: str) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-.")
+
+
+def _files(base: Path) -> list[str]:
+    found: list[str] = []
+    for current, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith("."):
+                found.append(Path(current, name).relative_to(base).as_posix())
+    return sorted(found)
+
+
+def register_directory(directory: str | os.PathLike[str],
+                       rules_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A benchmark document (no tasks) registering every file under ``directory``."""
+    base = Path(directory)
+    if not base.is_dir():
+        raise InputError(f"{base}: expected a corpus directory, got no such directory")
+    benchmark_id, claim_class, rules = load_rules(rules_path)
+    artifacts: list[Artifact] = []
+    ids: dict[str, str] = {}
+    for rel in _files(base):
+        problem = path_problem(rel)
+        if problem is not None:
+            raise InputError(f"{base}: {rel}: expected a portable path, got one where {problem}")
+        target = resolve_in_corpus(base, rel)
+        rule = next((r for r in rules if r.pattern.fullmatch(rel)), None)
+        if rule is None:
+            raise InputError(f"{rules_path}: expected a [[rule]] matching {rel!r}, got none")
+        artifact_id = rule.prefix + _slug(Path(rel).stem)
+        if ID_PATTERN.fullmatch(artifact_id) is None:
+            raise InputError(f"{base}: {rel}: expected a file name that gives a valid artifact "
+                             f"id, got {artifact_id!r}")
+        if artifact_id in ids:
+            raise InputError(f"{base}: {rel}: artifact id {artifact_id!r} is already used by "
+                             f"{ids[artifact_id]!r}; give one of the rules a prefix")
+        ids[artifact_id] = rel
+        artifacts.append(Artifact(artifact_id, rel, rule.kind, rule.classification,
+                                  blake3_file(target)))
+    artifacts.sort(key=lambda a: a.artifact_id)
+    return {
+        "schema": BENCHMARK_SCHEMA,
+        "spec": SPEC_URN,
+        "benchmark_id": benchmark_id,
+        "claim_class": claim_class,
+        "corpus": {"root": corpus_root(artifacts), "artifacts": [a.record() for a in artifacts]},
+        "tasks": [],
+    }

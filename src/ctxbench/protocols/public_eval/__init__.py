@@ -1,0 +1,26 @@
+"""The public-eval protocol: paired baseline-vs-treatment comparison of agent runs.
+
+    table = read_rows("baseline.jsonl")            # rows -> columns, located errors
+    cells = pair_rows(baseline_table, treatment_table)
+    report = analyze(cells, Settings(quality_margin_pp=1.0))
+    report = compare_files("baseline.jsonl", "treatment.jsonl", Settings())
+"""
+
+from ctxbench.protocols.public_eval.analysis import analyze
+from ctxbench.protocols.public_eval.api import compare_files
+from ctxbench.protocols.public_eval.pairing import PairedCells, pair_rows
+from ctxbench.protocols.public_eval.rows import RowTable, check_row, read_rows, rows_from_lines
+from ctxbench.protocols.public_eval.settings import SCHEMA_VERSION, Settings
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "PairedCells",
+    "RowTable",
+    "Settings",
+    "analyze",
+    "check_row",
+    "compare_files",
+    "pair_rows",
+    "read_rows",
+    "rows_from_lines",
+]

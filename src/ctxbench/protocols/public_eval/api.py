@@ -1,0 +1,32 @@
+"""Compare two public-eval row files in one call (what the CLI and library users call)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core.digests import blake3_file
+from ctxbench.protocols.public_eval.analysis import analyze
+from ctxbench.protocols.public_eval.pairing import pair_rows
+from ctxbench.protocols.public_eval.rows import read_rows
+from ctxbench.protocols.public_eval.settings import Settings
+
+__all__ = ["compare_files"]
+
+
+def compare_files(baseline: str | os.PathLike[str], treatment: str | os.PathLike[str],
+                  settings: Settings | None = None) -> dict[str, Any]:
+    """Read, validate and pair both files, then return the public-eval report dict.
+
+    The report names each input by its file name (not its directory) and BLAKE3, so the
+    same files give the same bytes wherever they are.
+    """
+    chosen = settings if settings is not None else Settings()
+    tables = [read_rows(path) for path in (baseline, treatment)]
+    inputs = {
+        side: {"file": Path(path).name, "blake3": blake3_file(path), "rows": table.rows}
+        for side, path, table in zip(("baseline", "treatment"), (baseline, treatment), tables,
+                                     strict=True)
+    }
+    return analyze(pair_rows(tables[0], tables[1]), chosen, inputs=inputs)

@@ -1,0 +1,226 @@
+"""Read public-eval row files (one matched task run per JSONL line) into columns.
+
+A row is ``{"instance_id": ..., "resolved": true|false, "tokens": N, ...}`` as written
+by MARGINAL's public-eval exporter (compat-notes §2), plus ``run`` for repeated paired
+runs. Rules (every one raises a located ``file:line: field: expected ..., got ...``):
+
+* ``instance_id`` a non-blank string, ``resolved`` a JSON boolean, ``tokens`` an integer
+  >= 0 are required: a missing ``tokens`` is an error, never 0;
+* unknown field names are errors (a typo must not silently drop a metric);
+* integers reject booleans and floats, numbers reject booleans and strings, nothing is
+  coerced;
+* ``false_stops <= reviewed_stops``; the token breakdown adds up (see
+  :func:`_check_breakdown`); ``usd_measured: true`` needs a ``usd``.
+
+An optional metric that is absent is *not measured* for that row (never 0); USD with
+``usd_measured: false`` is not measured either. Both are stored as NaN in the columns.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ctxbench.core.fields import Fields
+from ctxbench.core.jsonl import JsonLine, iter_jsonl
+
+__all__ = [
+    "ALLOWED_FIELDS",
+    "BREAKDOWN_FIELDS",
+    "GOVERNANCE_FIELDS",
+    "INTEGER_FIELDS",
+    "MAX_INTEGER",
+    "METRIC_FIELDS",
+    "NUMBER_FIELDS",
+    "REQUIRED_FIELDS",
+    "RowTable",
+    "check_row",
+    "read_rows",
+    "rows_from_lines",
+]
+
+MAX_INTEGER = 2**53 - 1
+"""Largest integer accepted: every count must be exact in JSON and in float64 sums."""
+
+REQUIRED_FIELDS = ("instance_id", "resolved", "tokens")
+BREAKDOWN_PARTS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+BREAKDOWN_FIELDS = (*BREAKDOWN_PARTS, "total_tokens")
+GOVERNANCE_FIELDS = ("repeated_calls", "governance_tokens", "governance_usd",
+                     "governance_latency_ms", "reviewed_stops", "false_stops")
+INTEGER_FIELDS = ("run", "tool_calls", "repeated_calls", "governance_tokens",
+                  "reviewed_stops", "false_stops", *BREAKDOWN_FIELDS)
+NUMBER_FIELDS = ("usd", "latency_ms", "governance_usd", "governance_latency_ms")
+METRIC_FIELDS = ("usd", "latency_ms", "tool_calls", *GOVERNANCE_FIELDS, *BREAKDOWN_FIELDS)
+"""Optional per-row metrics kept as float columns (NaN = not measured)."""
+
+ALLOWED_FIELDS = frozenset((*REQUIRED_FIELDS, "run", "usd_measured", *METRIC_FIELDS))
+_INTEGER_SET = frozenset(INTEGER_FIELDS)
+_NUMBER_SET = frozenset(NUMBER_FIELDS)
+_SIMPLE_KEYS = frozenset({"instance_id", "resolved", "tokens", "run", "usd", "latency_ms",
+                          "tool_calls"})
+
+
+@dataclass(frozen=True, slots=True)
+class RowTable:
+    """The rows of one file as columns, in file order.
+
+    ``metrics[name]`` is a float64 column with NaN where the row did not measure it;
+    ``usd`` is NaN also where the row said ``usd_measured: false``
+    (``usd_unmeasured`` counts those rows).
+    """
+
+    path: str
+    instance_id: NDArray[np.str_]
+    run: NDArray[np.int64]
+    line: NDArray[np.int64]
+    resolved: NDArray[np.bool_]
+    tokens: NDArray[np.float64]
+    metrics: Mapping[str, NDArray[np.float64]]
+    usd_unmeasured: int
+
+    @property
+    def rows(self) -> int:
+        return int(self.run.shape[0])
+
+
+def check_row(value: dict[str, Any], *, path: str, line: int) -> None:
+    """Validate one decoded row with every rule; raise the located error of the first break.
+
+    This is the reference implementation of the row rules; :func:`rows_from_lines`
+    accepts a row without calling it only when its fast checks prove the row valid.
+    """
+    f = Fields(value, path=path, line=line)
+    f.only(ALLOWED_FIELDS)
+    f.req_string("instance_id")
+    f.req_bool("resolved")
+    f.req_int("tokens", minimum=0, maximum=MAX_INTEGER)
+    for name in sorted(_INTEGER_SET):
+        f.integer(name, minimum=0, maximum=MAX_INTEGER, optional=True)
+    for name in sorted(_NUMBER_SET):
+        raw = value.get(name)
+        if type(raw) is int and raw > MAX_INTEGER:
+            # Checked before Fields.number, which cannot take ints beyond float range.
+            f.fail(name, f"a number >= 0 (as an integer, at most {MAX_INTEGER})", raw)
+        f.number(name, minimum=0, optional=True)
+    if f.boolean("usd_measured", optional=True) and not f.has("usd"):
+        f.fail("usd", "a number >= 0 (the row says usd_measured is true)")
+    if f.has("false_stops"):
+        if not f.has("reviewed_stops"):
+            f.fail("reviewed_stops", "a required field when false_stops is given")
+        if value["false_stops"] > value["reviewed_stops"]:
+            f.fail("false_stops", f"an integer <= reviewed_stops ({value['reviewed_stops']})",
+                   value["false_stops"])
+    _check_breakdown(f, value)
+
+
+def _check_breakdown(f: Fields, value: dict[str, Any]) -> None:
+    """TokenUsage v2: total_tokens = sum of the four parts = tokens; parts never exceed tokens."""
+    tokens = value["tokens"]
+    present = [name for name in BREAKDOWN_PARTS if name in value]
+    parts = sum(value[name] for name in present)
+    if "total_tokens" in value:
+        for name in BREAKDOWN_PARTS:
+            if name not in value:
+                f.fail(name, "a required field when total_tokens is given")
+        if value["total_tokens"] != parts:
+            f.fail("total_tokens", "the sum of input_tokens, cached_input_tokens, "
+                   f"output_tokens and reasoning_tokens ({parts})", value["total_tokens"])
+        if tokens != parts:
+            f.fail("tokens", f"total_tokens ({parts})", tokens)
+    elif len(present) == len(BREAKDOWN_PARTS):
+        if tokens != parts:
+            f.fail("tokens", f"the sum of the token breakdown ({parts})", tokens)
+    elif parts > tokens:
+        f.fail("tokens", f"at least the sum of the given token breakdown fields ({parts})",
+               tokens)
+
+
+def _fast_ok(value: dict[str, Any]) -> bool:
+    """True only if the row certainly passes :func:`check_row` (common shapes only)."""
+    if not _SIMPLE_KEYS.issuperset(value):
+        return False
+    iid = value.get("instance_id")
+    tokens = value.get("tokens")
+    if (type(iid) is not str or not iid.strip() or type(value.get("resolved")) is not bool
+            or type(tokens) is not int or not 0 <= tokens <= MAX_INTEGER):
+        return False
+    for key in ("run", "tool_calls"):
+        if key in value:
+            item = value[key]
+            if type(item) is not int or not 0 <= item <= MAX_INTEGER:
+                return False
+    for key in ("usd", "latency_ms"):
+        if key in value:
+            item = value[key]
+            kind = type(item)
+            if kind is float:
+                if not 0.0 <= item < math.inf:
+                    return False
+            elif kind is not int or not 0 <= item <= MAX_INTEGER:
+                return False
+    return True
+
+
+def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
+    """Validate decoded lines and build the columns (see :class:`RowTable`)."""
+    ids: list[str] = []
+    runs: list[int] = []
+    numbers: list[int] = []
+    resolved: list[bool] = []
+    tokens: list[int] = []
+    usd_measured_false: list[int] = []
+    columns: dict[str, list[tuple[int, float]]] = {name: [] for name in METRIC_FIELDS}
+    simple = (("usd", columns["usd"]), ("latency_ms", columns["latency_ms"]),
+              ("tool_calls", columns["tool_calls"]))
+    index = 0
+    for item in lines:
+        value = item.value
+        if not _fast_ok(value):
+            check_row(value, path=item.path, line=item.line)
+            for name in METRIC_FIELDS:
+                if name in value and name not in ("usd", "latency_ms", "tool_calls"):
+                    columns[name].append((index, value[name]))
+            if value.get("usd_measured") is False:
+                usd_measured_false.append(index)
+        ids.append(value["instance_id"])
+        runs.append(value.get("run", 0))
+        numbers.append(item.line)
+        resolved.append(value["resolved"])
+        tokens.append(value["tokens"])
+        for name, column in simple:
+            if name in value:
+                column.append((index, value[name]))
+        index += 1
+    metrics = {name: _column(entries, index) for name, entries in columns.items()}
+    if usd_measured_false:
+        metrics["usd"][np.asarray(usd_measured_false, dtype=np.int64)] = np.nan
+    return RowTable(
+        path=path,
+        instance_id=np.asarray(ids, dtype=np.str_) if ids else np.empty(0, dtype="<U1"),
+        run=np.asarray(runs, dtype=np.int64),
+        line=np.asarray(numbers, dtype=np.int64),
+        resolved=np.asarray(resolved, dtype=np.bool_),
+        tokens=np.asarray(tokens, dtype=np.float64),
+        metrics=metrics,
+        usd_unmeasured=len(usd_measured_false),
+    )
+
+
+def _column(entries: list[tuple[int, float]], rows: int) -> NDArray[np.float64]:
+    out = np.full(rows, np.nan, dtype=np.float64)
+    if entries:
+        where, values = zip(*entries, strict=True)
+        out[np.asarray(where, dtype=np.int64)] = np.asarray(values, dtype=np.float64)
+    return out
+
+
+def read_rows(path: str | os.PathLike[str], *, display: str | None = None) -> RowTable:
+    """Read and validate one public-eval JSONL row file (raises at the first bad line)."""
+    shown = display if display is not None else str(path)
+    return rows_from_lines(iter_jsonl(path, display=shown), path=shown)

@@ -1,0 +1,54 @@
+"""The preregistered settings of a public-eval comparison (levels, margin, resamples, seed)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ctxbench.core.errors import InputError
+
+__all__ = ["SCHEMA_VERSION", "Settings"]
+
+SCHEMA_VERSION = "ctxbench.public-eval-report.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to compare: fix these before looking at the results (the margin above all).
+
+    ``quality_margin_pp`` is the non-inferiority margin in percentage points: the
+    treatment passes when the lower bound of the paired interval of the resolve-rate
+    delta is at least ``-quality_margin_pp``.
+    """
+
+    confidence_level: float = 0.95
+    quality_margin_pp: float = 1.0
+    bootstrap_samples: int = 2000
+    seed: int = 42
+    min_savings_percent: float = 0.0
+    baseline_name: str = "baseline"
+    treatment_name: str = "treatment"
+
+    def __post_init__(self) -> None:
+        level = self.confidence_level
+        if isinstance(level, bool) or not isinstance(level, int | float) \
+                or not 0.5 <= level < 1.0:
+            raise InputError(f"--confidence-level: expected a number in [0.5, 1), got {level!r}")
+        margin = self.quality_margin_pp
+        if isinstance(margin, bool) or not isinstance(margin, int | float) \
+                or not math.isfinite(margin) or not 0.0 <= margin <= 100.0:
+            raise InputError(f"--quality-margin-pp: expected a number in [0, 100], got {margin!r}")
+        samples = self.bootstrap_samples
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 100:
+            raise InputError(f"--bootstrap-samples: expected an integer >= 100, got {samples!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError(f"--seed: expected an integer >= 0, got {self.seed!r}")
+        floor = self.min_savings_percent
+        if isinstance(floor, bool) or not isinstance(floor, int | float) \
+                or not math.isfinite(floor) or not -100.0 <= floor < 100.0:
+            raise InputError(
+                f"--min-savings-percent: expected a number in [-100, 100), got {floor!r}")
+        for flag, name in (("--baseline-name", self.baseline_name),
+                           ("--treatment-name", self.treatment_name)):
+            if not isinstance(name, str) or not name.strip():
+                raise InputError(f"{flag}: expected a non-blank name, got {name!r}")

@@ -1,0 +1,207 @@
+"""Render a ``ctxbench.cef-report.v1`` report as Markdown, using only numbers in the JSON.
+
+Failed conditions, failures and caveats are shown beside passing ones; the unsupported-
+claim (H3) result is always shown; the methodology ends with the exact command that
+reproduces the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["render_markdown"]
+
+
+def _pct(value: Any) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _signed(value: Any) -> str:
+    return "n/a" if value is None else f"{value:+.4f}"
+
+
+def _interval(est: dict[str, Any], fmt: Any) -> str:
+    return f"{fmt(est['estimate'])} [{fmt(est['low'])}, {fmt(est['high'])}]"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return out
+
+
+def _operating_points(points: Sequence[dict[str, Any]]) -> list[str]:
+    rows = [[
+        p["condition"], str(p["trials"]), str(p["failures"]), _num(p["task_score"]),
+        _num(p["evidence_recall"]), _num(p["unsupported_claim_rate"]),
+        _num(p["context_tokens_mean"], 1), _num(p["billed_cost_usd_mean"], 6),
+        _num(p["latency_ms_mean"], 1), "yes" if p["on_pareto_frontier"] else "no",
+    ] for p in points]
+    return _table(["condition", "trials", "failures", "task score", "evidence recall",
+                   "unsupported-claim rate", "mean context tokens", "mean cost (USD)",
+                   "mean latency (ms)", "Pareto frontier"], rows)
+
+
+def _mark(h: dict[str, Any]) -> str:
+    return "pass" if h["passed"] else "**FAIL**"
+
+
+def _paired(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+    rows = []
+    for c in comparisons:
+        hyp = {h["id"]: h for h in c["hypotheses"]}
+        rows.append([
+            c["condition"], str(c["paired_units"]),
+            f"{_interval(c['task_score_delta'], _signed)} {_mark(hyp['H1'])}",
+            f"{_interval(c['evidence_recall_delta'], _signed)} {_mark(hyp['H2'])}",
+            f"{_interval(c['unsupported_claim_rate_delta'], _signed)} {_mark(hyp['H3'])}",
+            f"{_interval(c['context_reduction'], _pct)} > {_pct(c['min_savings'])} "
+            f"{_mark(hyp['H4'])}",
+            str(c["failed_pairs"]["either_side"]),
+            "**" + c["claim"] + "**" if c["quality_preserving_context_win"] else c["claim"],
+        ])
+    return _table(["condition", "paired units", "H1 task-score delta",
+                   "H2 evidence-recall delta", "H3 unsupported-claim-rate delta",
+                   "H4 context reduction", "failed pairs (zero credit)", "claim"], rows)
+
+
+def _secondary(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+    rows = [[
+        c["condition"], _interval(c["mean_pair_context_reduction"], _pct),
+        _interval(c["cost_reduction"], _pct), _interval(c["latency_reduction"], _pct),
+    ] for c in comparisons]
+    return _table(["condition", "mean per-pair context reduction", "cost reduction",
+                   "latency reduction"], rows)
+
+
+def _reasons(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+    out = []
+    for c in comparisons:
+        if c["reasons"]:
+            out.append(f"- **{c['condition']}: NO CLAIM**")
+            out += [f"  - {reason}" for reason in c["reasons"]]
+        else:
+            out.append(f"- {c['condition']}: all four hypotheses pass with "
+                       f"{c['paired_units']} paired units")
+    return out
+
+
+def _section(title: str, block: dict[str, Any], level: str) -> list[str]:
+    out = [f"{level} {title}", ""]
+    out += [f"{level}# Operating points", ""]
+    out += _operating_points(block["operating_points"])
+    out += ["", f"Pareto frontier (descriptive): {', '.join(block['pareto_frontier'])}", ""]
+    out += [f"{level}# Paired results against the baseline", ""]
+    out += _paired(block["comparisons"])
+    out += [""]
+    out += _secondary(block["comparisons"])
+    out += ["", f"{level}# Claims", ""]
+    out += _reasons(block["comparisons"])
+    out += [""]
+    return out
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The Markdown form of a CEF report (every figure is read from ``report``)."""
+    m = report["methodology"]
+    cc = report["claim_class"]
+    level = f"{m['confidence_level'] * 100:g}%"
+    out = [f"# {report['protocol']['name']} report", ""]
+    out += [f"Protocol version {report['protocol']['version']}; baseline "
+            f"`{m['baseline']}`; {report['inputs']['trials_analyzed']} trials analyzed in "
+            f"{report['inputs']['strata']} stratum/strata; claim class "
+            f"`{cc['class']}`.", ""]
+    out += ["## Headline", ""]
+    if report["headlines"]:
+        out += [f"- {h}" for h in report["headlines"]]
+    else:
+        out.append("No headline: no claimed condition holds a quality-preserving context win"
+                   + (" (conformance fixture)." if cc["class"] == "conformance_fixture"
+                      else "."))
+    out += ["", "## Claims", ""]
+    rows = [[c["condition"], "yes" if c["claimed"] else "no",
+             "quality_preserving_context_win" if c["holds"] else "**NO CLAIM**",
+             "; ".join(c["failed_strata"]) or "none"]
+            for c in report["summary"]["claims"]]
+    out += _table(["condition", "claimed", "aggregate result", "failed strata"], rows)
+    out += [""]
+    for stratum in report["strata"]:
+        out += _section(f"Stratum: {stratum['label']} ({stratum['tasks']} tasks)", stratum,
+                        "##")
+    agg = report["aggregate"]
+    out += _section(f"Aggregate over {agg['strata']} stratum/strata ({agg['resampling']})",
+                    agg, "##")
+    out += _failures(report)
+    out += ["## Caveats", ""] + [f"- {c}" for c in report["caveats"]] + [""]
+    out += _methodology(report, level)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _failures(report: dict[str, Any]) -> list[str]:
+    f = report["failures"]
+    over = f["overridden_failure_scores"]
+    out = ["## Failures and exclusions", ""]
+    out.append(f"- Failed trials (kept, with the preregistered failure scores): "
+               f"{f['trials_failed']}; by condition: "
+               + ", ".join(f"{k} {v}" for k, v in f["by_condition"].items()))
+    out.append(f"- Recorded scores overridden by the failure scores: {over['trials']} trial(s) "
+               f"(task score {over['task_score']}, evidence recall {over['evidence_recall']}, "
+               f"unsupported-claim rate {over['unsupported_claim_rate']})")
+    out.append("- Pairs with a failure, credited zero reduction: "
+               + ", ".join(f"{k} {v}" for k, v in
+                           f["failed_pairs_credited_zero_reduction"].items()))
+    if report["exclusions"]:
+        out.append("- Exclusions (preregistered, infrastructure only):")
+        for e in report["exclusions"]:
+            scope = f" in {e['workload']}" if e["workload"] else ""
+            out.append(f"  - task {e['task_id']}{scope}: {e['reason']} "
+                       f"({e['trials_removed']} trials removed)")
+    else:
+        out.append("- Exclusions: none")
+    return [*out, ""]
+
+
+def _methodology(report: dict[str, Any], level: str) -> list[str]:
+    m = report["methodology"]
+    p = report["preregistration"]
+    cc = report["claim_class"]
+    out = ["## Methodology", ""]
+    out += [
+        f"- Preregistration: {p['source']} (BLAKE3 `{p['digest_blake3']}`)",
+        f"- Conditions: {', '.join(m['conditions'])} (from the {m['conditions_source']}); "
+        f"claimed: {', '.join(m['claimed_conditions'])}",
+        f"- Paired {m['interval_method']} bootstrap, {m['bootstrap_samples']} resamples, "
+        f"seed {m['seed']}, {level} intervals, resampling unit {m['resampling_unit']}",
+        f"- Quality tolerance {m['quality_tolerance']:g}; minimum paired units "
+        f"{m['min_paired_units']}; minimum savings by workload: "
+        + (", ".join(f"{k} {_pct(v)}" for k, v in m["min_savings"].items()) or "none (0)"),
+        "- Failure scores: " + ", ".join(f"{k} {v:g}" for k, v in m["failure_scores"].items()),
+        f"- {m['one_sided_tests']}",
+        f"- {m['failed_pairs']}",
+        f"- {m['statistics']}",
+        f"- Pairing key: ({', '.join(m['pairing_key'])}); strata: "
+        f"({', '.join(m['strata_key'])})",
+        f"- Random streams: {m['random_streams']}",
+        "- Usage sources: " + ", ".join(f"{k} {v}" for k, v in cc["usage_sources"].items()),
+        "- Cost sources: " + ", ".join(f"{k} {v}" for k, v in cc["cost_sources"].items()),
+    ]
+    refs = cc["cost_source_references"]
+    if refs:
+        shown = ", ".join(f"{r['cost_source']}: {r['reference']}" for r in refs)
+        hidden = cc["cost_source_references_total"] - len(refs)
+        out.append(f"- Cost references: {shown}" + (f" and {hidden} more" if hidden else ""))
+    files = m["invocation"].get("trial_files") or []
+    for entry in files:
+        out.append(f"- Trial file `{entry['path']}` BLAKE3 `{entry['blake3']}`")
+    out += ["", "### Reproduce", ""]
+    if m.get("reproduce"):
+        out += ["```sh", m["reproduce"], "ctxbench cef render REPORT.json --output report.md",
+                "```"]
+    else:
+        out.append("The report does not record the command that produced it.")
+    return [*out, ""]

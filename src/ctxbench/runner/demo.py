@@ -1,0 +1,123 @@
+"""The end-to-end demo: the built-in enterprise seed, the embedded model, every strategy.
+
+``run_demo(output)`` writes ``demo.toml`` (the experiment, re-runnable with ``ctxbench run``)
+and ``demo-prereg.json`` (the CEF preregistration naming ``full_permitted_context`` as the
+baseline, written before any trial), runs full_permitted_context, naive_top_k and compiled
+at every ladder budget with 3 replicates, then writes the CEF and ECEB reports.
+
+Where the embedded model cannot be loaded, it says why and runs the deterministic fixture
+provider instead; every artifact is then labeled a conformance fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxbench.core import InputError, atomic_write_json, atomic_write_text
+from ctxbench.runner.experiment import RunSummary, run_loaded
+from ctxbench.runner.scheduler import condition_names, run_ladder
+from ctxbench.runner.spec import load_spec
+from ctxbench.runner.workload import load_workload
+
+__all__ = ["DemoResult", "embedded_model_status", "run_demo"]
+
+DEMO_NAME = "enterprise-seed-demo"
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    summary: RunSummary
+    provider: str
+    fallback_reason: str | None
+    spec_path: Path
+    wall_s: float
+
+
+def embedded_model_status() -> str | None:
+    """None when the embedded model can run here; otherwise the reason it cannot."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError as exc:
+        return f"llama-cpp-python is not installed ({exc}); install ctxbench[local]"
+    from ctxbench.runner.providers.llamacpp import embedded_model_path
+
+    try:
+        embedded_model_path()
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int) -> str:
+    model = ('provider = "llamacpp"\nmodel = "SmolLM2-135M-Instruct.Q4_1"\nn_ctx = 8192\n'
+             if provider == "llamacpp" else 'provider = "fixture"\n')
+    pricing = 'pricing = "self_hosted"\n' if provider == "llamacpp" else ""
+    return (
+        f'name = "{DEMO_NAME}"\n'
+        'description = "ctxbench demo: built-in enterprise seed, embedded model"\n'
+        f"seed = 20260801\nreplicates = {replicates}\noutput = \"run\"\n{pricing}\n"
+        '[workload]\nsource = "builtin:enterprise-seed"\n\n'
+        f"[model]\n{model}temperature = 0.0\nmax_output_tokens = {max_output_tokens}\n\n"
+        '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
+        '[[conditions]]\nstrategy = "naive_top_k"\nbudgets = "ladder"\n\n'
+        '[[conditions]]\nstrategy = "compiled"\nbudgets = "ladder"\n\n'
+        '[scoring]\ntask_score = "answer_terms"\n\n'
+        f"[limits]\nconcurrency = {concurrency}\nretries = 0\n\n"
+        '[cef]\npreregistration = "demo-prereg.json"\n')
+
+
+def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
+             max_output_tokens: int = 48, concurrency: int = 2, show_progress: bool = False,
+             say: Callable[[str], None] = print) -> DemoResult:
+    """Run (or finish, if interrupted before) the demo in ``output``."""
+    started = time.perf_counter()
+    out = Path(output)
+    reason = None
+    if provider is None:
+        reason = embedded_model_status()
+        provider = "fixture" if reason else "llamacpp"
+    if reason:
+        say(f"NOTE: the embedded model cannot run here: {reason}.")
+        say("NOTE: running the deterministic fixture provider instead; every artifact is "
+            "labeled a conformance fixture and supports no claim about any model.")
+    spec_path = out / "demo.toml"
+    text = _spec_text(provider, replicates, max_output_tokens, concurrency)
+    resume = spec_path.exists() and spec_path.read_text(encoding="utf-8") == text
+    if not resume and (out / "run" / "trials.jsonl").exists():
+        raise InputError(f"{out}: holds a demo run made with other settings; choose another "
+                         "output directory")
+    if not resume:
+        atomic_write_text(spec_path, text)
+    spec = load_spec(spec_path)
+    workload = load_workload(spec.workload)
+    names = condition_names(spec, run_ladder(workload))
+    prereg_path = out / "demo-prereg.json"
+    if not prereg_path.exists():
+        atomic_write_json(prereg_path, {
+            "schema_version": "ctxbench.cef-prereg.v1",
+            "protocol_version": "entroly-cef-1",
+            "baseline": "full_permitted_context",
+            "conditions": names,
+            "claims": [n for n in names if n.startswith("compiled@")],
+            "replicates": replicates,
+            "seed": spec.seed,
+        })
+    labels = [] if provider != "fixture" else [
+        "conformance fixture: the embedded model was not available"
+        + (f" ({reason})" if reason else "")]
+    say(f"demo: {len(workload.tasks)} tasks x {len(names)} conditions x {replicates} "
+        f"replicates on {provider}; writing to {out}")
+    summary = run_loaded(spec, resume=resume, show_progress=show_progress,
+                         spec_arg=str(spec_path), labels=labels)
+    return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
+                      spec_path=spec_path, wall_s=time.perf_counter() - started)
+
+
+def demo_json(result: DemoResult) -> str:
+    """A one-line JSON summary (for scripts and the benchmark)."""
+    return json.dumps({"provider": result.provider, "wall_s": round(result.wall_s, 1),
+                       "trials": result.summary.planned})

@@ -1,0 +1,99 @@
+"""Turn a finished run's trials into a ``symgliph.eceb/run-v0.1`` document.
+
+Selections are not stored in trials, so each (task, condition) context is rebuilt from the
+compiler (it is deterministic) and checked against the trial's ``context_sha256`` before
+its selected artifacts are written; a mismatch is an integrity error, not a silent fix.
+Error trials stay in as observations with an empty answer and quality 0: retries and
+failures never disappear from the compiled strategy's cost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxbench import __version__
+from ctxbench.core import IntegrityError, TokenUsage, iter_jsonl, sha256_hex, usd_to_micro
+from ctxbench.runner.contexts import ContextBuilder
+from ctxbench.runner.pricing import PricingSnapshot
+from ctxbench.runner.scorers import to_milli
+from ctxbench.runner.spec import ExperimentSpec
+from ctxbench.runner.workload import Workload
+
+__all__ = ["build_eceb_run"]
+
+_ECEB_STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled")
+
+
+def _split_cost(record: dict[str, Any], pricing: PricingSnapshot | None) -> tuple[int, int]:
+    total = usd_to_micro(record["billed_cost_usd"])
+    if pricing is None or total == 0:
+        return 0, 0
+    cached = int(record.get("cached_input_tokens") or 0)
+    write = int(record.get("cache_write_tokens") or 0)
+    usage = TokenUsage(uncached_input=record["context_tokens"] - cached - write,
+                       cached_input=cached, cache_write=write,
+                       output=record["output_tokens"], reasoning=record["reasoning_tokens"])
+    input_part, _ = pricing.cost_micro(usage)
+    input_part = min(input_part, total)
+    return input_part, total - input_part
+
+
+def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workload,
+                   contexts: ContextBuilder, run_id: str, claim_class: str,
+                   judge: dict[str, Any], pricing_identity: dict[str, str],
+                   pricing: PricingSnapshot | None) -> dict[str, Any]:
+    """The ECEB run document for every ECEB-strategy trial in ``trials_path``."""
+    by_name = {c.name: c for c in spec.conditions}
+    tasks = {t.task_id: t for t in workload.tasks}
+    observations: list[dict[str, Any]] = []
+    for item in iter_jsonl(trials_path):
+        record = item.value
+        task = tasks[record["task_id"]]
+        if record["strategy"] not in _ECEB_STRATEGIES or (
+                record["budget"] is not None and record["budget"] not in task.budget_ladder):
+            # External strategies and budgets off this task's own ladder are not ECEB
+            # observations of this benchmark; they stay in trials.jsonl and the CEF report.
+            continue
+        base_name = record["condition"].split("@", 1)[0]
+        condition = by_name[base_name]
+        built = contexts.build(task, condition, record["budget"])
+        if sha256_hex(built.text.encode("utf-8")) != record["context_sha256"]:
+            raise IntegrityError(
+                f"{trials_path}:{item.line}: context_sha256: the rebuilt context of "
+                f"{record['task_id']} / {record['condition']} does not match the recorded "
+                "digest (the corpus or compiler changed since the trial ran)")
+        input_cost, output_cost = _split_cost(record, pricing)
+        observations.append({
+            "task_id": record["task_id"],
+            "strategy": record["strategy"],
+            "budget": record["budget"],
+            "repetition": record["replicate"] + 1,
+            "input_tokens": record["context_tokens"],
+            "output_tokens": record["output_tokens"] + record["reasoning_tokens"],
+            "input_cost_micro_usd": input_cost,
+            "output_cost_micro_usd": output_cost,
+            "latency_ms": round(record["latency_ms"]),
+            "quality_milli": to_milli(record["task_score"]),
+            "answer": record["response_text"] or "",
+            "selected_artifacts": [{"artifact_id": a, "blake3": d} for a, d in built.selected],
+            "context_blake3": built.rendered_blake3,
+        })
+    model = spec.model
+    return {
+        "schema": "symgliph.eceb/run-v0.1",
+        "spec": "urn:symgliph:spec:eceb:0.1",
+        "run_id": run_id,
+        "benchmark_id": workload.benchmark.benchmark_id,
+        "corpus_root": workload.benchmark.root,
+        "claim_class": claim_class,
+        "system": {"name": "ctxbench-compiler", "revision": __version__},
+        "model": {"provider": model.provider, "name": model.model},
+        "judge": judge,
+        "tokenizer": {"name": contexts.tokenizer.id},
+        "pricing": pricing_identity,
+        "decoding": {"temperature_milli": round(model.temperature * 1000),
+                     "max_output_tokens": model.max_output_tokens,
+                     "stop": "|".join(model.stop)},
+        "observations": observations,
+    }

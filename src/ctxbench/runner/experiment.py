@@ -1,0 +1,200 @@
+"""Run an experiment end to end: manifest, trials, ECEB run file, then the reports.
+
+    summary = run_experiment("exp.toml")              # a new run
+    summary = run_experiment("exp.toml", resume=True) # continue after a crash or Ctrl-C
+
+The run directory then holds ``manifest.json``, ``trials.jsonl`` (ctxbench.trial.v1),
+``eceb-run.json`` (ECEB workloads), ``cef-prereg.json`` (unless the spec names one) and
+the analyzers' reports, written by the same library functions as ``ctxbench cef
+analyze`` and ``ctxbench eceb evaluate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core import InputError, atomic_write_json, blake3_hex
+from ctxbench.runner.contexts import ContextBuilder
+from ctxbench.runner.execute import TrialResult, TrialRunner
+from ctxbench.runner.manifest import build_manifest, check_resumable
+from ctxbench.runner.pricing import SELF_HOSTED_REFERENCE, PricingSnapshot, load_pricing_snapshot
+from ctxbench.runner.progress import progress_display
+from ctxbench.runner.providers.base import Provider, get_provider
+from ctxbench.runner.ratelimit import RateLimiter
+from ctxbench.runner.record import CostSource, TrialIdentity
+from ctxbench.runner.reports import write_prereg, write_reports
+from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
+from ctxbench.runner.spec import ExperimentSpec, load_spec
+from ctxbench.runner.trial_log import TrialLog
+from ctxbench.runner.workload import Workload, load_workload
+
+__all__ = ["RunSummary", "run_experiment", "run_loaded"]
+
+FIXTURE_LABEL = ("conformance fixture: answers from the deterministic extractive reader, "
+                 "word counts as tokens, zero cost; not a measurement of any model")
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """Where everything went and how the run ended."""
+
+    output: Path
+    run_id: str
+    planned: int
+    completed: int
+    skipped: int
+    interrupted: bool
+    resume_command: str
+    torn_line: int | None
+    reports: dict[str, Path] = field(default_factory=dict)
+    verdicts: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+
+
+def _tokenizer_name(spec: ExperimentSpec) -> str:
+    if spec.workload.tokenizer is not None:
+        return spec.workload.tokenizer
+    if spec.model.provider == "llamacpp":
+        return f"gguf:{spec.model.model_path}" if spec.model.model_path else "smollm2"
+    return "cl100k_base"
+
+
+def _provider(spec: ExperimentSpec, options: dict[str, Any]) -> Provider:
+    model = spec.model
+    kwargs: dict[str, Any] = {"model": model.model}
+    if model.provider in ("openai", "anthropic"):
+        key = None
+        if model.api_key_env:
+            key = os.environ.get(model.api_key_env)
+            if not key:
+                raise InputError(f"{spec.path}: [model].api_key_env: the environment variable "
+                                 f"{model.api_key_env} is not set")
+        kwargs.update(api_key=key, timeout_s=spec.limits.timeout_s)
+        if model.base_url:
+            kwargs["base_url"] = model.base_url
+    elif model.provider == "llamacpp":
+        kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx)
+    kwargs.update(options)
+    return get_provider(model.provider, **kwargs)
+
+
+def _pricing(spec: ExperimentSpec) -> tuple[CostSource, PricingSnapshot | None, dict[str, Any]]:
+    if spec.model.provider == "fixture":
+        return (CostSource("zero_cost_fixture", "deterministic_fixture: no provider was called"),
+                None, {"kind": "zero_cost_fixture"})
+    if spec.pricing == "self_hosted":
+        return (CostSource("self_hosted_no_api_fee", SELF_HOSTED_REFERENCE), None,
+                {"kind": "self_hosted_no_api_fee", "caveat": SELF_HOSTED_REFERENCE})
+    snapshot = load_pricing_snapshot(spec.pricing)
+    if snapshot.model != spec.model.model or snapshot.provider != spec.model.provider:
+        raise InputError(f"{snapshot.path}: model: expected the spec's model "
+                         f"{spec.model.provider}/{spec.model.model}, got "
+                         f"{snapshot.provider}/{snapshot.model}")
+    return (CostSource("pricing_snapshot", snapshot.reference), snapshot,
+            {"kind": "pricing_snapshot", "path": snapshot.path, "blake3": snapshot.digest,
+             "effective_date": snapshot.effective_date,
+             "source_reference": snapshot.source_reference})
+
+
+def run_experiment(spec_path: str | os.PathLike[str], *, resume: bool = False,
+                   show_progress: bool = False, provider_options: dict[str, Any] | None = None,
+                   ) -> RunSummary:
+    """Load ``spec_path`` and run it (see :func:`run_loaded`)."""
+    return run_loaded(load_spec(spec_path), resume=resume, show_progress=show_progress,
+                      provider_options=provider_options, spec_arg=str(spec_path))
+
+
+def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: bool = False,
+               provider_options: dict[str, Any] | None = None, spec_arg: str | None = None,
+               labels: list[str] | None = None,
+               on_result: Callable[[TrialResult], None] | None = None) -> RunSummary:
+    """Run a loaded spec; raises InputError if the output already holds an unrelated run."""
+    out = spec.output
+    trials_path, manifest_path = out / "trials.jsonl", out / "manifest.json"
+    run_id = f"{spec.name}-{spec.digest[:12] or blake3_hex(spec.name.encode())[:12]}"
+    resume_command = f"ctxbench run {shlex.quote(spec_arg or str(spec.path))} --resume"
+    if not resume and trials_path.exists() and trials_path.stat().st_size > 0:
+        raise InputError(f"{out}: already holds a run; continue it with `{resume_command}` or "
+                         "choose another output directory")
+    if resume and manifest_path.exists():
+        check_resumable(manifest_path, spec)
+    workload = load_workload(spec.workload)
+    plan = plan_trials(spec, workload)
+    cost, snapshot, pricing_info = _pricing(spec)
+    all_labels = list(labels or [])
+    if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
+        all_labels.append(FIXTURE_LABEL)
+    contexts = ContextBuilder(workload, _tokenizer_name(spec))
+    provider = _provider(spec, provider_options or {})
+    try:
+        conditions = sorted({p.condition for p in plan})
+        if not (resume and manifest_path.exists()):
+            atomic_write_json(manifest_path, build_manifest(
+                spec=spec, run_id=run_id, workload=_workload_info(workload),
+                provider={"name": provider.name, "model": provider.model,
+                          "usage_source": provider.usage_source,
+                          "base_url": spec.model.base_url,
+                          "api_key_env": spec.model.api_key_env},
+                pricing=pricing_info, tokenizer=contexts.tokenizer.id, conditions=conditions,
+                trials_planned=len(plan), labels=all_labels))
+        prereg_path = out / "cef-prereg.json"
+        if spec.preregistration is None and not prereg_path.exists():
+            baseline = next(c.name for c in spec.conditions
+                            if c.strategy == "full_permitted_context")
+            write_prereg(prereg_path, baseline=baseline, conditions=conditions,
+                         replicates=spec.replicates, seed=spec.seed)
+        ident = TrialIdentity(run_id=run_id, workload=workload.name,
+                              workload_version=workload.version, provider=provider.name,
+                              model=provider.model, scorer=spec.task_scorer,
+                              usage_source=provider.usage_source)
+        runner = TrialRunner(spec=spec, provider=provider, contexts=contexts, ident=ident,
+                             cost=cost, pricing=snapshot, limiter=RateLimiter(
+                                 spec.limits.requests_per_minute, spec.limits.tokens_per_minute))
+        log = TrialLog(trials_path, resume=resume)
+        torn = log.torn.line if log.torn else None
+
+        def record(result: TrialResult) -> None:
+            log.append(result.record)
+            if on_result is not None:
+                on_result(result)
+
+        async def main(update: Callable[[Progress], None]) -> RunOutcome:
+            try:
+                return await execute_plan(
+                    plan, skip=set(log.recorded), run=runner.run, record=record,
+                    concurrency=spec.limits.concurrency, on_progress=update)
+            finally:
+                await provider.aclose()
+
+        try:
+            with progress_display(enabled=show_progress) as update:
+                outcome = asyncio.run(main(update))
+        finally:
+            log.close()
+        summary = RunSummary(output=out, run_id=run_id, planned=len(plan),
+                             completed=outcome.completed, skipped=outcome.skipped,
+                             interrupted=outcome.interrupted, resume_command=resume_command,
+                             torn_line=torn, labels=all_labels)
+        if outcome.interrupted:
+            return summary
+        reports, verdicts = write_reports(spec=spec, workload=workload, contexts=contexts,
+                                          run_id=run_id, snapshot=snapshot,
+                                          trials_path=trials_path, labels=all_labels)
+        return RunSummary(output=out, run_id=run_id, planned=len(plan),
+                          completed=outcome.completed, skipped=outcome.skipped,
+                          interrupted=False, resume_command=resume_command, torn_line=torn,
+                          reports=reports, verdicts=verdicts, labels=all_labels)
+    finally:
+        contexts.close()
+
+
+def _workload_info(workload: Workload) -> dict[str, Any]:
+    return {"name": workload.name, "version": workload.version, "format": workload.format,
+            "source": workload.source, "tasks": len(workload.tasks),
+            "task_ids": [t.task_id for t in workload.tasks]}

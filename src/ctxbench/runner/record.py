@@ -1,0 +1,124 @@
+"""Assemble one ``ctxbench.trial.v1`` record from its attempts, context and scores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxbench.core import TokenUsage, micro_to_usd, sha256_hex
+
+__all__ = ["Attempt", "CostSource", "TrialIdentity", "build_trial"]
+
+TRIAL_SCHEMA = "ctxbench.trial.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One request: its outcome, the usage the provider reported for it, and its cost."""
+
+    attempt: int
+    outcome: str
+    error_type: str | None
+    http_status: int | None
+    usage: TokenUsage
+    input_cost_micro: int
+    output_cost_micro: int
+    latency_ms: float
+    request_id: str | None
+    raw_usage: dict[str, Any] | None
+
+    @property
+    def cost_micro(self) -> int:
+        return self.input_cost_micro + self.output_cost_micro
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt, "outcome": self.outcome, "error_type": self.error_type,
+            "http_status": self.http_status, "context_tokens": self.usage.context_tokens,
+            "output_tokens": self.usage.output, "reasoning_tokens": self.usage.reasoning,
+            "billed_cost_usd": micro_to_usd(self.cost_micro),
+            "latency_ms": round(self.latency_ms, 3), "provider_request_id": self.request_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CostSource:
+    """``cost_source`` and its reference, fixed for the whole run."""
+
+    kind: str
+    reference: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrialIdentity:
+    run_id: str
+    workload: str
+    workload_version: str
+    provider: str
+    model: str
+    scorer: str
+    usage_source: str
+
+
+def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy: str,
+                budget: int | None, replicate: int, condition_order: int, context_text: str,
+                context_commit_id: str | None, compile_ms: float, attempts: list[Attempt],
+                answer: str | None, task_score: float, evidence_recall: float,
+                unsupported_claim_rate: float, cost: CostSource) -> dict[str, Any]:
+    """The record; usage and cost are sums over every attempt (retries stay billed)."""
+    last = attempts[-1]
+    usage = TokenUsage()
+    for attempt in attempts:
+        usage = usage + attempt.usage
+    cost_micro = sum(a.cost_micro for a in attempts)
+    success = last.outcome == "success"
+    if success:
+        usage_source = ident.usage_source
+    elif usage.total > 0:
+        usage_source = "provider_response"
+    else:
+        usage_source = "runner_error" if last.error_type == "runner_error" else "provider_error"
+    request_id = next((a.request_id for a in reversed(attempts) if a.request_id), None)
+    if request_id is None:
+        # No response carried an id: a stable hash names the request instead.
+        request_id = "unavailable:" + sha256_hex(
+            f"{ident.run_id}\0{task_id}\0{condition}\0{replicate}".encode())[:32]
+    text = answer if success else None
+    return {
+        "schema_version": TRIAL_SCHEMA,
+        "workload": ident.workload,
+        "workload_version": ident.workload_version,
+        "task_id": task_id,
+        "provider": ident.provider,
+        "model": ident.model,
+        "scorer": ident.scorer,
+        "provider_request_id": request_id,
+        "usage_source": usage_source,
+        "cost_source": cost.kind,
+        "cost_source_reference": cost.reference,
+        "outcome": last.outcome,
+        "error_type": None if success else (last.error_type or "unknown_error"),
+        "context_sha256": sha256_hex(context_text.encode("utf-8")),
+        "response_text": text,
+        "response_sha256": sha256_hex(text.encode("utf-8")) if text is not None else None,
+        "replicate": replicate,
+        "condition": condition,
+        "task_score": task_score if success else 0.0,
+        "evidence_recall": evidence_recall,
+        "unsupported_claim_rate": unsupported_claim_rate if success else 0.0,
+        "context_tokens": usage.context_tokens,
+        "reasoning_tokens": usage.reasoning,
+        "output_tokens": usage.output,
+        "billed_cost_usd": micro_to_usd(cost_micro),
+        "latency_ms": round(last.latency_ms, 3),
+        "context_commit_id": context_commit_id,
+        "cached_input_tokens": usage.cached_input,
+        "cache_write_tokens": usage.cache_write,
+        "provider_usage": last.raw_usage,
+        "compile_ms": round(compile_ms, 3),
+        "strategy": strategy,
+        "budget": budget,
+        "condition_order": condition_order,
+        "run_id": ident.run_id,
+        "attempts": [a.as_dict() for a in attempts],
+    }

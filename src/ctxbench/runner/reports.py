@@ -1,0 +1,134 @@
+"""Hand a finished run to the analyzers: CEF always, ECEB for ECEB workloads.
+
+The reports are written by the same library functions as ``ctxbench cef analyze`` and
+``ctxbench eceb evaluate``. Without a preregistration in the spec, one naming
+``full_permitted_context`` as the baseline and the run's condition matrix is written to
+``cef-prereg.json`` when the run starts, before any trial, and used here unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core import atomic_write_json, atomic_write_text, blake3_hex
+from ctxbench.runner.contexts import ContextBuilder
+from ctxbench.runner.eceb_run import build_eceb_run
+from ctxbench.runner.pricing import PricingSnapshot
+from ctxbench.runner.spec import ExperimentSpec
+from ctxbench.runner.workload import Workload
+
+__all__ = ["SCORER_RUBRIC", "cef_verdicts", "eceb_verdicts", "write_prereg", "write_reports"]
+
+SCORER_RUBRIC = (
+    "deterministic scorer ctxbench.runner.scorers: quality = share of the task's required "
+    "answer terms found case-insensitively in the answer; abstention tasks score 1 when the "
+    "answer abstains. The scorer sees only the task, the answer and the context text, never "
+    "the condition name or budget.")
+
+
+def write_prereg(path: Path, *, baseline: str, conditions: list[str], replicates: int,
+                 seed: int) -> None:
+    """A CEF preregistration naming the full-permitted-context baseline (written pre-run)."""
+    atomic_write_json(path, {
+        "schema_version": "ctxbench.cef-prereg.v1",
+        "protocol_version": "entroly-cef-1",
+        "baseline": baseline,
+        "conditions": conditions,
+        "replicates": replicates,
+        "seed": seed,
+    })
+
+
+def cef_verdicts(report: dict[str, Any]) -> list[str]:
+    """One line per compared condition: its claim, with the context-reduction estimate."""
+    baseline = report["preregistration"]["document"]["baseline"]
+    lines = []
+    for comp in report["aggregate"]["comparisons"]:
+        reduction = comp.get("context_reduction", {}).get("estimate")
+        shown = (f" (context reduction {reduction:.1%})"
+                 if isinstance(reduction, float | int) else "")
+        lines.append(f"CEF {comp['condition']} vs {baseline}: {comp['claim']}{shown}")
+    return lines
+
+
+def eceb_verdicts(report: dict[str, Any]) -> list[str]:
+    """One line per strategy: how many tasks qualified (numerator/denominator)."""
+    lines = []
+    for strategy, agg in report.get("aggregate", {}).items():
+        qualified = agg.get("qualified_tasks", {})
+        savings = agg.get("mean_token_savings_bps")
+        shown = f", mean token savings {savings / 100:.1f}%" if isinstance(savings, int) else ""
+        lines.append(f"ECEB {strategy}: {qualified.get('numerator')}/"
+                     f"{qualified.get('denominator')} tasks qualified{shown}")
+    return lines
+
+
+def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder,
+                  run_id: str, snapshot: PricingSnapshot | None, trials_path: Path,
+                  labels: list[str]) -> tuple[dict[str, Path], list[str]]:
+    """Write every report of a finished run; return their paths and the verdict lines."""
+    from ctxbench.protocols.cef.api import analyze_files
+    from ctxbench.render.cef import render_markdown as render_cef
+
+    out = trials_path.parent
+    prereg = spec.preregistration or out / "cef-prereg.json"
+    cef_report = analyze_files([trials_path], prereg)
+    paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
+    atomic_write_json(paths["cef-report.json"], cef_report)
+    atomic_write_text(paths["cef-report.md"], _labeled(render_cef(cef_report), labels))
+    verdicts = cef_verdicts(cef_report)
+    if workload.format == "eceb":
+        eceb_paths, eceb_lines = _eceb(spec, workload, contexts, run_id, snapshot,
+                                       trials_path, labels)
+        paths.update(eceb_paths)
+        verdicts.extend(eceb_lines)
+    return paths, verdicts
+
+
+def _labeled(markdown: str, labels: list[str]) -> str:
+    if not labels:
+        return markdown
+    banner = "".join(f"> **{label}**\n" for label in labels)
+    return banner + "\n" + markdown
+
+
+def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, run_id: str,
+          snapshot: PricingSnapshot | None, trials_path: Path, labels: list[str]
+          ) -> tuple[dict[str, Path], list[str]]:
+    from ctxbench.protocols.eceb import evaluate, load_run, verify_corpus
+    from ctxbench.render.eceb import render_markdown as render_eceb
+
+    out = trials_path.parent
+    fixture = spec.model.provider == "fixture"
+    judge = {"profile": "deterministic-answer-terms", "model": "none",
+             "rubric_blake3": blake3_hex(SCORER_RUBRIC.encode("utf-8")),
+             "human_review": "none"}
+    if snapshot is not None:
+        pricing = {"source": snapshot.source_reference, "date": snapshot.effective_date}
+    else:
+        manifest_date = _manifest_date(out / "manifest.json")
+        pricing = {"source": "zero_cost_fixture" if fixture else "self_hosted_no_api_fee",
+                   "date": manifest_date}
+    claim_class = "conformance_seed" if fixture else workload.benchmark.claim_class
+    document = build_eceb_run(trials_path=trials_path, spec=spec, workload=workload,
+                              contexts=contexts, run_id=run_id, claim_class=claim_class,
+                              judge=judge, pricing_identity=pricing, pricing=snapshot)
+    run_path = out / "eceb-run.json"
+    atomic_write_json(run_path, document)
+    assert workload.corpus_dir is not None
+    check = verify_corpus(workload.benchmark, workload.corpus_dir)
+    report = evaluate(workload.benchmark, load_run(run_path), check)
+    paths = {"eceb-run.json": run_path, "eceb-report.json": out / "eceb-report.json",
+             "eceb-report.md": out / "eceb-report.md"}
+    atomic_write_json(paths["eceb-report.json"], report)
+    atomic_write_text(paths["eceb-report.md"], _labeled(render_eceb(report), labels))
+    return paths, eceb_verdicts(report)
+
+
+def _manifest_date(path: Path) -> str:
+    from ctxbench.core import load_json_document
+
+    manifest = load_json_document(path)
+    started = manifest.get("started_at", "") if isinstance(manifest, dict) else ""
+    return str(started)[:10] or "1970-01-01"

@@ -1,0 +1,310 @@
+"""Experiment specs: one TOML file, validated with located errors.
+
+    name = "support-qa"          # run name (a slug)
+    seed = 7
+    replicates = 3
+    output = "runs/support-qa"   # relative to this file
+    pricing = "self_hosted"      # or a pricing snapshot JSON path
+
+    [workload]
+    source = "builtin:enterprise-seed"   # or an ECEB benchmark.json, or a QA .jsonl
+    [model]
+    provider = "openai"
+    model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY"       # the NAME of the variable, never the key
+    [[conditions]]
+    strategy = "full_permitted_context"
+    [[conditions]]
+    strategy = "compiled"
+    budgets = "ladder"
+
+Errors render as ``exp.toml: [model].temperature: expected a number, got the string "low"``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core import FieldError, Fields, InputError, blake3_file, load_toml
+
+__all__ = ["STRATEGIES", "ConditionSpec", "ExperimentSpec", "Limits", "ModelSpec",
+           "WorkloadSpec", "load_spec", "parse_spec"]
+
+STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled", "external")
+BUILTIN_SEED = "builtin:enterprise-seed"
+_SLUG = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}")
+_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _TomlFields(Fields):
+    """Fields of one TOML table: names render as ``[table].field``."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, value: dict[str, Any], *, path: str, table: str) -> None:
+        super().__init__(value, path=path)
+        self.table = table
+
+    def name(self, field: str) -> str:
+        return f"[{self.table}].{field}" if self.table else field
+
+    def error(self, field: str | None, expected: str, got: Any = None,
+              *, got_text: str | None = None) -> InputError:
+        if field is not None and self.table and not field.startswith("["):
+            field = self.name(field)
+        if got_text is None and got is None and field is not None:
+            return super().error(field, expected, got_text="nothing (the field is missing)")
+        return super().error(field, expected, got, got_text=got_text)
+
+    def fail(self, field: str | None, expected: str, got: Any = None,
+             *, got_text: str | None = None) -> Any:
+        raise self.error(field, expected, got, got_text=got_text)
+
+    def table_of(self, field: str, *, optional: bool = False) -> _TomlFields | None:
+        value = self.value.get(field)
+        table = f"{self.table}.{field}" if self.table else field
+        if value is None:
+            if optional:
+                return None
+            raise FieldError(self.path, None, f"[{table}]", "a table",
+                             got_text="nothing (the table is missing)")
+        if not isinstance(value, dict):
+            raise FieldError(self.path, None, f"[{table}]", "a table", value)
+        return _TomlFields(value, path=self.path, table=table)
+
+    def strings(self, field: str) -> tuple[str, ...]:
+        value = self.value.get(field, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(field, "an array of strings", value)
+        return tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSpec:
+    source: str
+    format: str  # "eceb" or "qa"
+    corpus: Path | None
+    tokenizer: str | None
+    limit: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    provider: str
+    model: str
+    temperature: float
+    max_output_tokens: int
+    stop: tuple[str, ...]
+    base_url: str | None
+    api_key_env: str | None
+    model_path: str | None
+    n_ctx: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionSpec:
+    """One strategy; ``budgets`` empty for unbudgeted, None-free; ``ladder`` = task ladders."""
+
+    name: str
+    strategy: str
+    budgets: tuple[int, ...]
+    ladder: bool
+    command: str | None
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    concurrency: int
+    requests_per_minute: int
+    tokens_per_minute: int
+    timeout_s: float
+    retries: int
+    backoff_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentSpec:
+    """A validated experiment; ``digest`` is the BLAKE3 of the TOML file's bytes."""
+
+    name: str
+    seed: int
+    replicates: int
+    output: Path
+    workload: WorkloadSpec
+    model: ModelSpec
+    conditions: tuple[ConditionSpec, ...]
+    pricing: str  # "self_hosted" or a snapshot path
+    task_scorer: str
+    preregistration: Path | None
+    limits: Limits
+    path: Path
+    digest: str
+    document: dict[str, Any]
+
+
+def _resolve(base: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
+    t.only({"source", "format", "corpus", "tokenizer", "limit"})
+    source = t.req_string("source")
+    default_format = "qa" if source.endswith(".jsonl") else "eceb"
+    fmt = t.enum("format", ["eceb", "qa"], optional=True) or default_format
+    if source != BUILTIN_SEED:
+        source = str(_resolve(base, source))
+    corpus = t.string("corpus", optional=True)
+    return WorkloadSpec(source=source, format=fmt,
+                        corpus=_resolve(base, corpus) if corpus else None,
+                        tokenizer=t.string("tokenizer", optional=True),
+                        limit=t.integer("limit", minimum=1, optional=True))
+
+
+def _model(t: _TomlFields) -> ModelSpec:
+    t.only({"provider", "model", "temperature", "max_output_tokens", "stop", "base_url",
+            "api_key_env", "model_path", "n_ctx"})
+    provider = t.req_enum("provider", ["openai", "anthropic", "llamacpp", "fixture"])
+    key_env = t.matching("api_key_env", _ENV, "an environment variable NAME (not the key)",
+                         optional=True)
+    temperature = t.number("temperature", minimum=0, maximum=2, optional=True)
+    return ModelSpec(
+        provider=provider,
+        model=t.string("model", optional=True) or
+        ("extractive-reader-v1" if provider == "fixture" else
+         "SmolLM2-135M-Instruct.Q4_1" if provider == "llamacpp" else t.req_string("model")),
+        temperature=0.0 if temperature is None else temperature,
+        max_output_tokens=t.integer("max_output_tokens", minimum=1, optional=True) or 256,
+        stop=t.strings("stop"),
+        base_url=t.string("base_url", optional=True),
+        api_key_env=key_env,
+        model_path=t.string("model_path", optional=True),
+        n_ctx=t.integer("n_ctx", minimum=256, optional=True) or 8192,
+    )
+
+
+def _condition(t: _TomlFields) -> ConditionSpec:
+    t.only({"name", "strategy", "budgets", "command", "params"})
+    strategy = t.req_enum("strategy", STRATEGIES)
+    name = t.matching("name", _SLUG, "a lowercase slug like compiled or my-packer",
+                      optional=True) or strategy
+    raw = t.value.get("budgets")
+    ladder = raw == "ladder"
+    budgets: tuple[int, ...] = ()
+    if isinstance(raw, list) and raw and all(
+            isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in raw):
+        budgets = tuple(raw)
+        if list(budgets) != sorted(set(budgets)):
+            t.fail("budgets", "strictly ascending budgets", raw)
+    elif raw is not None and not ladder:
+        t.fail("budgets", 'a non-empty array of integers >= 1 or the string "ladder"', raw)
+    if strategy == "full_permitted_context" and (budgets or ladder):
+        t.fail("budgets", "no budgets (the full permitted context is not budgeted)", raw)
+    if strategy in ("naive_top_k", "compiled") and not (budgets or ladder):
+        t.fail("budgets", 'budgets (an array of integers >= 1, or "ladder")',
+               got_text="nothing (the field is missing)")
+    command = t.string("command", optional=True)
+    if strategy == "external" and command is None:
+        t.fail("command", "a `module:function` or a command line for the external strategy")
+    params = t.value.get("params")
+    if params is None:
+        params = {}
+    elif not isinstance(params, dict):
+        t.fail("params", "a table of extra provider request parameters", params)
+    return ConditionSpec(name=name, strategy=strategy, budgets=budgets, ladder=ladder,
+                         command=command, params=dict(params))
+
+
+def _limits(t: _TomlFields | None) -> Limits:
+    if t is None:
+        return Limits(4, 0, 0, 60.0, 3, 1.0)
+    t.only({"concurrency", "requests_per_minute", "tokens_per_minute", "timeout_s",
+            "retries", "backoff_s"})
+    timeout = t.number("timeout_s", minimum=0.001, optional=True)
+    backoff = t.number("backoff_s", minimum=0, optional=True)
+    retries = t.integer("retries", minimum=0, maximum=20, optional=True)
+    return Limits(
+        concurrency=t.integer("concurrency", minimum=1, maximum=1024, optional=True) or 4,
+        requests_per_minute=t.integer("requests_per_minute", minimum=0, optional=True) or 0,
+        tokens_per_minute=t.integer("tokens_per_minute", minimum=0, optional=True) or 0,
+        timeout_s=60.0 if timeout is None else timeout,
+        retries=3 if retries is None else retries,
+        backoff_s=1.0 if backoff is None else backoff)
+
+
+def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = None,
+               digest: str = "") -> ExperimentSpec:
+    """Validate a decoded TOML document; relative paths resolve against ``path``'s folder."""
+    shown = display if display is not None else str(path)
+    base = path.parent
+    top = _TomlFields(document, path=shown, table="")
+    top.only({"name", "description", "seed", "replicates", "output", "pricing", "workload",
+              "model", "conditions", "scoring", "limits", "cef"})
+    top.string("description", optional=True, nonblank=False)
+    name = top.matching("name", _SLUG, "a lowercase slug like support-qa")
+    assert name is not None
+    model = _model(top.table_of("model"))  # type: ignore[arg-type]
+    workload = _workload(top.table_of("workload"), base)  # type: ignore[arg-type]
+    raw_conditions = top.value.get("conditions")
+    if not isinstance(raw_conditions, list) or not raw_conditions:
+        top.fail("conditions", "an array of tables ([[conditions]]), at least one",
+                 raw_conditions)
+    conditions = []
+    assert isinstance(raw_conditions, list)
+    for index, item in enumerate(raw_conditions):
+        label = f"[conditions][{index}]"
+        if not isinstance(item, dict):
+            raise FieldError(shown, None, label, "a table", item)
+        conditions.append(_condition(_TomlFields(item, path=shown, table=f"conditions][{index}")))
+    names = [c.name for c in conditions]
+    for index, cond in enumerate(conditions):
+        if names.index(cond.name) != index:
+            raise FieldError(shown, None, f"[conditions][{index}].name",
+                             "a name used by no other condition", cond.name)
+    if not any(c.strategy == "full_permitted_context" for c in conditions):
+        top.fail("conditions", "a full_permitted_context condition (the paired baseline)",
+                 got_text="none among " + ", ".join(names))
+    pricing = top.string("pricing", optional=True)
+    if pricing is None:
+        if model.provider != "fixture":
+            top.fail("pricing", 'a pricing snapshot path or "self_hosted"')
+        pricing = "zero_cost_fixture"
+    elif pricing != "self_hosted":
+        pricing = str(_resolve(base, pricing))
+    scoring = top.table_of("scoring", optional=True)
+    scorer = "answer_terms" if workload.format == "eceb" else "token_f1"
+    if scoring is not None:
+        scoring.only({"task_score"})
+        scorer = scoring.enum("task_score", ["answer_terms", "exact_match", "token_f1"],
+                              optional=True) or scorer
+    if workload.format == "eceb" and scorer != "answer_terms":
+        scoring_fields = scoring or top
+        scoring_fields.fail("task_score", "answer_terms for an ECEB workload (it has no gold "
+                            "answers)", scorer)
+    cef = top.table_of("cef", optional=True)
+    prereg: Path | None = None
+    if cef is not None:
+        cef.only({"preregistration"})
+        prereg_text = cef.string("preregistration", optional=True)
+        prereg = _resolve(base, prereg_text) if prereg_text else None
+    output = top.req_string("output")
+    return ExperimentSpec(
+        name=name, seed=top.req_int("seed", minimum=0, maximum=2**53 - 1),
+        replicates=top.req_int("replicates", minimum=1, maximum=1000),
+        output=_resolve(base, output), workload=workload, model=model,
+        conditions=tuple(conditions), pricing=pricing, task_scorer=scorer,
+        preregistration=prereg, limits=_limits(top.table_of("limits", optional=True)),
+        path=path, digest=digest, document=document)
+
+
+def load_spec(path: str | os.PathLike[str]) -> ExperimentSpec:
+    """Load and validate an experiment spec TOML file."""
+    target = Path(path)
+    document = load_toml(target, display=str(path))
+    return parse_spec(document, path=target.resolve(), display=str(path),
+                      digest=blake3_file(target))

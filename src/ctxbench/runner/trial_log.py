@@ -1,0 +1,84 @@
+"""The run's append-only trial log: one ``ctxbench.trial.v1`` record per line, fsynced.
+
+Resuming reads the keys of every recorded trial so that none is sent again. A torn last
+line (the writer was killed mid-record) is detected, reported, and moved aside to
+``trials.jsonl.torn`` — never parsed as data; that trial is simply run again.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core import AppendOnlyLog, FieldError, iter_jsonl, torn_tail
+
+__all__ = ["TrialKey", "TrialLog", "trial_key"]
+
+TrialKey = tuple[str, str, int]
+
+
+def trial_key(record: dict[str, Any]) -> TrialKey:
+    """(task_id, condition, replicate): what identifies one trial within a run."""
+    return (str(record["task_id"]), str(record["condition"]), int(record["replicate"]))
+
+
+@dataclass(frozen=True, slots=True)
+class TornTail:
+    """What was found at the end of the log: the line number and where it was moved."""
+
+    line: int
+    moved_to: Path
+
+
+def _recover_torn(path: Path) -> TornTail | None:
+    line = torn_tail(path)
+    if line is None:
+        return None
+    data = path.read_bytes()
+    cut = data.rfind(b"\n") + 1
+    moved = path.with_name(path.name + ".torn")
+    with open(moved, "ab") as handle:
+        handle.write(data[cut:] + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    with open(path, "r+b") as handle:
+        handle.truncate(cut)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return TornTail(line=line, moved_to=moved)
+
+
+class TrialLog:
+    """Open (or create) ``trials.jsonl``; ``recorded`` holds the keys already written."""
+
+    def __init__(self, path: str | os.PathLike[str], *, resume: bool) -> None:
+        self.path = Path(path)
+        self.torn: TornTail | None = None
+        self.recorded: set[TrialKey] = set()
+        if resume and self.path.exists():
+            self.torn = _recover_torn(self.path)
+            for item in iter_jsonl(self.path):
+                if not isinstance(item.value, dict):
+                    raise FieldError(str(self.path), item.line, None, "a trial object",
+                                     item.value)
+                key = trial_key(item.value)
+                if key in self.recorded:
+                    raise FieldError(str(self.path), item.line, None,
+                                     "each trial recorded once",
+                                     got_text=f"a second record of {key}")
+                self.recorded.add(key)
+        self._log = AppendOnlyLog(self.path)
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write, flush and fsync one trial; it counts as done only after this returns."""
+        key = trial_key(record)
+        if key in self.recorded:
+            raise FieldError(str(self.path), None, None, "each trial recorded once",
+                             got_text=f"a second record of {key}")
+        self._log.append(record)
+        self.recorded.add(key)
+
+    def close(self) -> None:
+        self._log.close()

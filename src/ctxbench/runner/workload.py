@@ -1,0 +1,103 @@
+"""Workloads the runner executes: an ECEB benchmark (or the built-in enterprise seed), or
+a QA JSONL file in LongBench's shape (``_id``, ``input``, ``context``, ``answers``).
+
+Every task becomes a :class:`WorkTask`; tasks keep the order of their file, which is the
+fixed task order of the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxbench.core import Fields, InputError, blake3_file, iter_jsonl
+from ctxbench.runner.spec import BUILTIN_SEED, WorkloadSpec
+
+__all__ = ["WorkTask", "Workload", "load_workload"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkTask:
+    """One task: the question, what a good answer needs, and (QA) its own context."""
+
+    task_id: str
+    query: str
+    answers: tuple[str, ...]
+    answer_terms: tuple[str, ...]
+    required_evidence: tuple[str, ...]
+    expect_abstention: bool
+    budget_ladder: tuple[int, ...]
+    context: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """Loaded tasks plus what identifies the workload in every trial."""
+
+    name: str
+    version: str
+    format: str
+    tasks: tuple[WorkTask, ...]
+    benchmark: Any = None  # ctxbench.protocols.eceb.Benchmark for ECEB workloads
+    benchmark_path: Path | None = None
+    corpus_dir: Path | None = None
+    source: str = ""
+
+
+def _load_eceb(spec: WorkloadSpec) -> Workload:
+    from ctxbench.protocols.eceb import load_benchmark, verify_corpus
+    from ctxbench.protocols.eceb.seed import seed_paths
+
+    if spec.source == BUILTIN_SEED:
+        paths = seed_paths()
+        bench_path, corpus = paths.benchmark, spec.corpus or paths.corpus
+    else:
+        bench_path = Path(spec.source)
+        corpus = spec.corpus or bench_path.parent / "corpus"
+    benchmark = load_benchmark(bench_path)
+    check = verify_corpus(benchmark, corpus)
+    check.raise_for_problems()
+    tasks = tuple(
+        WorkTask(task_id=t.task_id, query=t.query, answers=(), answer_terms=t.answer_terms,
+                 required_evidence=t.required_artifacts, expect_abstention=t.expect_abstention,
+                 budget_ladder=t.budget_ladder)
+        for t in benchmark.tasks)
+    if spec.limit is not None:
+        tasks = tasks[: spec.limit]
+    return Workload(name=benchmark.benchmark_id, version=f"corpus-root:{benchmark.root}",
+                    format="eceb", tasks=tasks, benchmark=benchmark, benchmark_path=bench_path,
+                    corpus_dir=Path(corpus), source=spec.source)
+
+
+def _load_qa(spec: WorkloadSpec) -> Workload:
+    path = Path(spec.source)
+    tasks: list[WorkTask] = []
+    seen: set[str] = set()
+    for item in iter_jsonl(path):
+        obj = item.value
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{item.line}: expected a JSON object")
+        f = Fields(obj, path=str(path), line=item.line)
+        task_id = f.req_string("_id")
+        if task_id in seen:
+            f.fail("_id", "an id used by no earlier line", task_id)
+        seen.add(task_id)
+        answers = f.array("answers")
+        if not answers or not all(isinstance(a, str) for a in answers):
+            f.fail("answers", "a non-empty array of strings", answers)
+        tasks.append(WorkTask(
+            task_id=task_id, query=f.req_string("input"), answers=tuple(answers),
+            answer_terms=(), required_evidence=tuple(answers), expect_abstention=False,
+            budget_ladder=(), context=f.req_string("context", nonblank=False)))
+    if not tasks:
+        raise InputError(f"{path}: expected at least one task, got an empty file")
+    if spec.limit is not None:
+        tasks = tasks[: spec.limit]
+    return Workload(name=path.stem, version="blake3:" + blake3_file(path), format="qa",
+                    tasks=tuple(tasks), source=str(path))
+
+
+def load_workload(spec: WorkloadSpec) -> Workload:
+    """Load the spec's workload, verifying an ECEB corpus against its registry first."""
+    return _load_eceb(spec) if spec.format == "eceb" else _load_qa(spec)

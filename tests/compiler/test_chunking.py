@@ -1,0 +1,194 @@
+"""Chunkers respect structure on real-shaped files, and always cover every byte once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxbench.compiler.chunking import MAX_CHUNK_BYTES, Chunk, chunk_artifact, chunker_for
+
+SEED = Path(__file__).resolve().parents[2] / "src/ctxbench/data/enterprise-seed/corpus"
+
+
+def _chunks(path: str, kind: str, data: bytes) -> list[Chunk]:
+    chunks = chunk_artifact("a", "d" * 64, path, kind, data)
+    assert chunks[0].start == 0 and chunks[-1].end == len(data)
+    for left, right in zip(chunks, chunks[1:], strict=False):
+        assert left.end == right.start
+    for chunk in chunks:
+        assert chunk.artifact_id == "a" and chunk.source_blake3 == "d" * 64
+        assert all(b <= chunk.start for _, b in chunk.context)
+        data[chunk.start:chunk.end].decode("utf-8")  # line-aligned, so valid UTF-8
+    return chunks
+
+
+def _texts(data: bytes, chunks: list[Chunk]) -> list[str]:
+    return [data[c.start:c.end].decode() for c in chunks]
+
+
+MARKDOWN = b"""intro line
+
+# Payments failover
+
+Overview of the failover.
+
+## Preconditions
+
+- standby is healthy
+
+```bash
+# this is a comment, not a heading
+kubectl get pods
+```
+
+### Promote the standby
+
+Run the promote script.
+
+# Appendix
+
+done
+"""
+
+
+def test_markdown_sections_keep_their_enclosing_headings() -> None:
+    chunks = _chunks("runbooks/x.md", "runbook", MARKDOWN)
+    texts = _texts(MARKDOWN, chunks)
+    assert [t.splitlines()[0] for t in texts] == [
+        "intro line", "# Payments failover", "## Preconditions", "### Promote the standby",
+        "# Appendix",
+    ]
+    assert "# this is a comment" in texts[2]  # fenced code is not a heading
+    promote = chunks[3]
+    context = [MARKDOWN[a:b].decode() for a, b in promote.context]
+    assert context == ["# Payments failover\n", "## Preconditions\n"]
+    assert chunks[4].context == ()
+
+
+PYTHON = b'''"""Tokens."""
+
+import os
+
+TTL = 900
+
+
+@dataclass
+class Token:
+    value: str
+
+
+def issue(user: str) -> Token:
+    return Token(user)
+
+
+async def refresh_token(token: Token) -> Token:
+    return token
+
+if __name__ == "__main__":
+    issue("x")
+'''
+
+
+def test_python_definitions_by_ast() -> None:
+    texts = _texts(PYTHON, _chunks("code/auth/tokens.py", "code", PYTHON))
+    assert texts[0].startswith('"""Tokens."""') and "TTL = 900" in texts[0]
+    assert texts[1].startswith("@dataclass\nclass Token:")
+    assert texts[2].startswith("def issue(")
+    assert texts[3].startswith("async def refresh_token(")
+    assert texts[4].startswith('if __name__ == "__main__":')
+
+
+def test_large_python_class_is_split_by_method_with_the_class_line_as_context() -> None:
+    methods = "".join(
+        f"    def method_{i}(self) -> int:\n" + "        x = 1\n" * 40 + "        return x\n\n"
+        for i in range(6)
+    )
+    data = ("class Big(Base):\n    \"\"\"Doc.\"\"\"\n\n" + methods).encode()
+    chunks = _chunks("big.py", "code", data)
+    method_chunks = [c for c in chunks if c.label.startswith("def method_")]
+    assert len(method_chunks) == 6
+    for chunk in method_chunks:
+        assert [data[a:b] for a, b in chunk.context] == [b"class Big(Base):\n"]
+    assert all(c.end - c.start <= MAX_CHUNK_BYTES for c in chunks)
+
+
+def test_python_syntax_error_falls_back_to_blocks() -> None:
+    data = b"def broken(:\n    pass\n\nx = 1\n"
+    assert len(_chunks("bad.py", "code", data)) >= 1
+
+
+def test_json_top_level_keys() -> None:
+    data = json.dumps({"alpha": 1, "beta": {"x": [1, 2]}, "gamma": "é"}, indent=2,
+                      ensure_ascii=False).encode()
+    texts = _texts(data, _chunks("api/events.json", "api_spec", data))
+    assert texts == ['{\n  "alpha": 1,\n', '  "beta": {\n    "x": [\n      1,\n      2\n'
+                     '    ]\n  },\n', '  "gamma": "é"\n}']
+
+
+def test_yaml_and_toml_top_level_keys_with_comments_attached() -> None:
+    data = b"# header\napiVersion: v1\nkind: Deployment\n# the spec\nspec:\n  replicas: 3\n"
+    texts = _texts(data, _chunks("infra/k8s/x.yaml", "infrastructure", data))
+    assert texts == ["# header\napiVersion: v1\n", "kind: Deployment\n",
+                     "# the spec\nspec:\n  replicas: 3\n"]
+    toml = b'[server]\nport = 1\n\n[db]\nurl = "x"\n'
+    assert _texts(toml, _chunks("c.toml", "infrastructure", toml)) == [
+        "[server]\nport = 1\n\n", '[db]\nurl = "x"\n']
+
+
+def test_chat_messages_with_continuation_lines() -> None:
+    data = (b"2026-03-04T09:38:12Z [maya.okafor] card auth errors\n"
+            b"  continued here\n"
+            b"[10:01] bob: ack\n"
+            b"alice: done\n")
+    texts = _texts(data, _chunks("chat/x.log", "chat", data))
+    assert texts == ["2026-03-04T09:38:12Z [maya.okafor] card auth errors\n  continued here\n",
+                     "[10:01] bob: ack\n", "alice: done\n"]
+
+
+def test_other_code_by_blank_line_blocks() -> None:
+    block = "\n".join(f'resource "x" "r{i}" {{ name = "{"n" * 300}" }}' for i in range(3))
+    data = ("\n\n".join([block] * 4) + "\n").encode()
+    chunks = _chunks("infra/terraform/main.tf", "infrastructure", data)
+    assert chunker_for("infra/terraform/main.tf", "infrastructure") == "plain"
+    assert len(chunks) == 4
+
+
+@pytest.mark.parametrize(("path", "kind", "name"), [
+    ("a.md", "rfc", "markdown"), ("a.py", "code", "python"), ("a.json", "api_spec", "json"),
+    ("a.yaml", "infrastructure", "config"), ("a.log", "chat", "chat"),
+    ("a.md", "chat", "chat"), ("a.jsonl", "chat", "per_line"), ("Makefile", "code", "plain"),
+])
+def test_chunker_dispatch(path: str, kind: str, name: str) -> None:
+    assert chunker_for(path, kind) == name
+
+
+def test_seed_corpus_files_chunk_cleanly() -> None:
+    files = sorted(p for p in SEED.rglob("*") if p.is_file())
+    if not files:
+        pytest.skip("the seed corpus is not present")
+    for path in files:
+        rel = path.relative_to(SEED).as_posix()
+        kind = "chat" if rel.startswith("chat/") else "runbook"
+        chunks = _chunks(rel, kind, path.read_bytes())
+        assert chunks
+
+
+def test_empty_artifact_has_no_chunks() -> None:
+    assert chunk_artifact("a", "d", "x.md", "runbook", b"") == []
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab #\n:{}\"_-é[]`")), max_size=400),
+       st.sampled_from(["x.md", "x.py", "x.json", "x.yaml", "x.log", "x.txt", "x.jsonl"]))
+def test_any_text_is_covered_exactly_once(text: str, path: str) -> None:
+    data = text.encode()
+    chunks = chunk_artifact("a", "d", path, "chat" if path.endswith(".log") else "code", data)
+    covered = b"".join(data[c.start:c.end] for c in chunks)
+    if path.endswith(".jsonl"):
+        assert covered.replace(b"\n", b"") .strip() == data.replace(b"\n", b"").strip() or \
+            all(not line.strip() for line in data.splitlines()) or covered
+    else:
+        assert covered == data

@@ -1,0 +1,247 @@
+"""Pairing, failure handling, hypotheses, strata, streams and determinism of the analysis."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.core.atomic import report_json_bytes
+from ctxbench.core.errors import InputError
+from ctxbench.protocols.cef.analysis import analyze
+from ctxbench.protocols.cef.api import analyze_files
+from ctxbench.protocols.cef.prereg import Exclusion, Preregistration, default_preregistration
+from ctxbench.protocols.cef.records import parse_trial
+from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
+from ctxbench.schemas import validator
+
+from .helpers import failed, pair, write_jsonl
+
+INV: dict[str, Any] = {"command": ["ctxbench", "cef", "analyze", "t.jsonl"]}
+
+
+def trials(records: list[dict[str, Any]]) -> list[Any]:
+    return [parse_trial(r, path="t.jsonl", line=i + 1) for i, r in enumerate(records)]
+
+
+def run(records: list[dict[str, Any]], prereg: Preregistration | None = None) -> dict[str, Any]:
+    report = analyze(trials(records), prereg or default_preregistration(), invocation=INV)
+    return report
+
+
+def comparison(report: dict[str, Any], condition: str, stratum: int | None = None
+               ) -> dict[str, Any]:
+    block = report["aggregate"] if stratum is None else report["strata"][stratum]
+    return next(c for c in block["comparisons"] if c["condition"] == condition)
+
+
+def simple(n: int = 12, ratio: float = 0.5) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        out.append(pair(f"t{i}", "raw", 1000 + 10 * i))
+        out.append(pair(f"t{i}", "entroly", int((1000 + 10 * i) * ratio)))
+    return out
+
+
+def test_failed_candidate_with_zero_tokens_does_not_raise_the_reduction() -> None:
+    records = simple()
+    before = comparison(run(records), "entroly")["context_reduction"]["estimate"]
+    records[1] = failed(records[1])  # the candidate of t0 failed and consumed nothing
+    after = comparison(run(records), "entroly")
+    assert after["context_reduction"]["estimate"] < before
+    assert after["failed_pairs"] == {"either_side": 1, "candidate_failed": 1,
+                                     "baseline_failed": 0}
+    # exactly: pair t0 is credited zero reduction (candidate := baseline)
+    base = [1000 + 10 * i for i in range(12)]
+    cand = [int(b * 0.5) for b in base]
+    cand[0] = base[0]
+    assert after["context_reduction"]["estimate"] == pytest.approx(1 - sum(cand) / sum(base))
+    assert after["mean_pair_context_reduction"]["estimate"] == pytest.approx(
+        sum(1 - c / b for c, b in zip(cand, base, strict=True)) / 12)
+
+
+def test_all_failed_candidate_is_never_a_saving() -> None:
+    records = [failed(r) if r["condition"] == "entroly" else r for r in simple()]
+    comp = comparison(run(records), "entroly")
+    assert comp["context_reduction"]["estimate"] == 0.0
+    assert not comp["quality_preserving_context_win"]
+    assert any(r.startswith("H4 (context reduction) failed") for r in comp["reasons"])
+
+
+def test_failure_scores_override_recorded_scores_and_are_counted() -> None:
+    records = simple()
+    records[1] = failed(records[1], task_score=1.0, evidence_recall=1.0,
+                        unsupported_claim_rate=0.0)
+    records[3] = failed(records[3], task_score=0.0, evidence_recall=0.0,
+                        unsupported_claim_rate=1.0)
+    report = run(records)
+    assert report["failures"]["overridden_failure_scores"] == {
+        "task_score": 1, "evidence_recall": 1, "unsupported_claim_rate": 1, "trials": 1}
+    assert report["failures"]["trials_failed"] == 2
+    point = report["aggregate"]["operating_points"][1]
+    assert point["task_score"] == pytest.approx(10 / 12)
+    assert point["unsupported_claim_rate"] == pytest.approx(2 / 12)
+
+
+def test_a_passing_claim_and_its_headline() -> None:
+    report = run(simple(n=20))
+    comp = comparison(report, "entroly", 0)
+    assert comp["quality_preserving_context_win"] and comp["reasons"] == []
+    assert [h["passed"] for h in comp["hypotheses"]] == [True] * 4
+    assert comp["headline"] == report["headlines"][0]
+    red = comp["context_reduction"]
+    assert comp["headline"] == (
+        "On gpt-4.1-mini-2025-04-14 and hotpotqa, entroly retained the preregistered quality "
+        "bound while reducing provider-observed context by "
+        f"{red['estimate'] * 100:.1f}% (paired 95% CI: {red['low'] * 100:.1f}–"
+        f"{red['high'] * 100:.1f}%, 20 tasks).")
+    assert report["summary"]["check_passed"]
+
+
+def test_too_few_units_is_no_claim_even_with_zero_width_interval() -> None:
+    comp = comparison(run(simple(n=1)), "entroly")
+    assert comp["context_reduction"]["low"] == comp["context_reduction"]["high"]
+    assert not comp["quality_preserving_context_win"]
+    assert comp["reasons"] == ["too few paired units: 1 < the preregistered minimum 10"]
+
+
+def test_h3_and_minimum_savings_thresholds() -> None:
+    records = simple(n=20)
+    for r in records:
+        if r["condition"] == "entroly":
+            r["unsupported_claim_rate"] = 0.2
+    comp = comparison(run(records), "entroly")
+    assert [h["passed"] for h in comp["hypotheses"]] == [True, True, False, True]
+    assert comp["reasons"][0].startswith(
+        "H3 (grounding) failed: upper bound of the unsupported-claim-rate delta 0.2000 > 0.01")
+    prereg = replace(default_preregistration(), min_savings=(("hotpotqa", 0.6),))
+    comp = comparison(run(simple(n=20), prereg), "entroly")
+    assert comp["min_savings"] == 0.6
+    assert comp["reasons"][0].startswith("H4 (context reduction) failed: lower bound")
+
+
+def _synthetic(conditions: dict[str, ConditionEffect], **kw: Any) -> list[dict[str, Any]]:
+    return list(generate_records(conditions=conditions, **kw))
+
+
+def test_adding_a_condition_leaves_another_conditions_intervals_unchanged() -> None:
+    three = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, commit=True),
+                        "combined": ConditionEffect(context_ratio=0.3, commit=True)}, tasks=30)
+    without = [r for r in three if r["condition"] != "combined"]
+    a = comparison(run(without), "entroly", 0)
+    b = comparison(run(three), "entroly", 0)
+    for name in ("task_score_delta", "evidence_recall_delta", "unsupported_claim_rate_delta",
+                 "context_reduction", "mean_pair_context_reduction", "cost_reduction",
+                 "latency_reduction"):
+        assert a[name] == b[name]
+    assert a["hypotheses"] == b["hypotheses"]
+    assert a["context_reduction"]["low"] < a["context_reduction"]["high"]
+
+
+def test_record_order_does_not_change_the_report() -> None:
+    records = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, commit=True)},
+                         tasks=15, replicates=2)
+    shuffled = records[:]
+    random.Random(1).shuffle(shuffled)
+    assert report_json_bytes(run(records)) == report_json_bytes(run(shuffled))
+
+
+def test_duplicates_and_incomplete_matrices_are_rejected() -> None:
+    records = simple(n=30)
+    with pytest.raises(InputError, match=r"duplicate trials .*: 1 duplicated cell\(s\); first 1: "
+                       r"\(workload=hotpotqa, .*task_id=t0, .*condition=raw\)"):
+        run([*records, records[0]])
+    missing = [r for r in records if not (r["condition"] == "entroly")]
+    with pytest.raises(InputError) as info:
+        run([*missing, records[1]])
+    text = str(info.value)
+    assert "incomplete condition matrix (every task-replicate must hold raw, entroly): " \
+        "29 missing cell(s); first 20: " in text
+    assert text.endswith("; ... and 9 more")
+
+
+def test_matrix_checks_against_the_preregistration() -> None:
+    prereg = replace(default_preregistration(), conditions=("raw", "entroly", "combined"))
+    with pytest.raises(InputError, match="30 missing cell"):
+        run(simple(n=30), prereg)
+    prereg = replace(default_preregistration(), conditions=("raw", "native_compaction"))
+    with pytest.raises(InputError, match="condition 'entroly' is not in the preregistered"):
+        run(simple(n=3), prereg)
+    prereg = replace(default_preregistration(), replicates=2)
+    with pytest.raises(InputError, match="expected 2 replicate"):
+        run(simple(n=3), prereg)
+
+
+def test_exclusions_remove_whole_tasks_and_are_listed() -> None:
+    prereg = replace(default_preregistration(), exclusions=(
+        Exclusion("t0", "dataset file missing"), Exclusion("zz", "no such task")))
+    report = run(simple(n=12), prereg)
+    assert report["inputs"]["trials_excluded"] == 2
+    assert [e["trials_removed"] for e in report["exclusions"]] == [2, 0]
+    assert "Exclusion of task zz matched no trials." in report["caveats"]
+    assert comparison(report, "entroly")["paired_units"] == 11
+
+
+def test_two_strata_aggregate_names_failed_strata() -> None:
+    good = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, quality_shift=0.01,
+                                                  evidence_shift=0.01, unsupported_shift=-0.01,
+                                                  commit=True)},
+                      workloads=("qa",), tasks=25, seed=1)
+    bad = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, quality_shift=-0.2,
+                                                 commit=True)},
+                     workloads=("tools",), tasks=25, seed=2)
+    report = run(good + bad)
+    assert [s["label"].split(" / ")[2] for s in report["strata"]] == ["qa@v1", "tools@v1"]
+    agg = comparison(report, "entroly")
+    assert agg["failed_strata"] == [report["strata"][1]["label"]]
+    assert not agg["quality_preserving_context_win"]
+    assert agg["reasons"][-1].startswith("the claim failed in 1 of 2 strata")
+    assert comparison(report, "entroly", 0)["quality_preserving_context_win"]
+    assert report["aggregate"]["resampling"].startswith("stratified")
+    assert len(report["headlines"]) == 1
+
+
+def test_task_resampling_clusters_replicates() -> None:
+    records = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, commit=True)},
+                         tasks=12, replicates=3)
+    by_pair = comparison(run(records), "entroly")
+    prereg = replace(default_preregistration(), resampling_unit="task")
+    by_task = comparison(run(records, prereg), "entroly")
+    assert (by_pair["paired_units"], by_task["paired_units"], by_task["pairs"]) == (36, 12, 36)
+    assert by_task["context_reduction"]["estimate"] == pytest.approx(
+        by_pair["context_reduction"]["estimate"])
+
+
+def test_fixture_and_self_hosted_claim_classes() -> None:
+    records = [dict(r, usage_source="deterministic_fixture") for r in simple(n=20)]
+    report = run(records)
+    assert report["claim_class"]["class"] == "conformance_fixture"
+    assert report["headlines"] == [] and comparison(report, "entroly", 0)["headline"] is None
+    assert any(c.startswith("Conformance fixture: 40 trial(s)") for c in report["caveats"])
+    records = [dict(r, cost_source="self_hosted_no_api_fee") for r in simple(n=20)]
+    report = run(records)
+    assert report["claim_class"]["class"] == "product_measurement"
+    assert any("hardware, energy, operations and depreciation were not measured" in c
+               for c in report["caveats"])
+
+
+def test_zero_cost_baseline_gives_undefined_cost_reduction() -> None:
+    records = [dict(r, billed_cost_usd=0.0) for r in simple(n=12)]
+    comp = comparison(run(records), "entroly")
+    assert comp["cost_reduction"]["estimate"] is None
+    assert comp["cost_reduction"]["low"] is None
+
+
+def test_files_give_byte_identical_schema_valid_reports(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", simple(n=15))
+    one = analyze_files([path], command=["ctxbench", "cef", "analyze", "t.jsonl"])
+    two = analyze_files([path], command=["ctxbench", "cef", "analyze", "t.jsonl"])
+    assert report_json_bytes(one) == report_json_bytes(two)
+    assert list(validator("ctxbench.cef-report.v1").iter_errors(one)) == []
+    assert json.loads(report_json_bytes(one)) == one
+    assert one["methodology"]["reproduce"] == "ctxbench cef analyze t.jsonl"
+    assert "time" not in json.dumps(one).lower().replace("timeout", "")

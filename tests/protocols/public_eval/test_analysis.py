@@ -1,0 +1,269 @@
+"""The public-eval report: status logic, intervals, clustering, missing metrics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from ctxbench.core.atomic import report_json_bytes
+from ctxbench.core.errors import InputError
+from ctxbench.core.jsonl import JsonLine
+from ctxbench.protocols.public_eval import Settings, analyze, pair_rows, rows_from_lines
+from ctxbench.schemas import validator
+
+SCHEMA = "ctxbench.public-eval-report.v1"
+
+
+def _report(base: list[dict[str, Any]], treat: list[dict[str, Any]],
+            **settings: Any) -> dict[str, Any]:
+    tables = [rows_from_lines([JsonLine(name, i + 1, r) for i, r in enumerate(rows)], path=name)
+              for name, rows in (("b.jsonl", base), ("t.jsonl", treat))]
+    report = analyze(pair_rows(*tables), Settings(**settings))
+    errors = sorted(str(e.message) for e in validator(SCHEMA).iter_errors(report))
+    assert errors == []
+    return report
+
+
+def _rows(resolved: list[bool], tokens: list[int], **extra: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for i, (res, tok) in enumerate(zip(resolved, tokens, strict=True)):
+        row: dict[str, Any] = {"instance_id": f"i{i:04d}", "resolved": res, "tokens": tok}
+        for name, values in extra.items():
+            if values[i] is not None:
+                row[name] = values[i]
+        out.append(row)
+    return out
+
+
+def _flags(n: int, true_idx: set[int]) -> list[bool]:
+    return [i in true_idx for i in range(n)]
+
+
+def test_supported_with_hand_checked_point_estimates() -> None:
+    n = 60
+    base = _rows(_flags(n, set(range(40))), [1000] * n, usd=[0.1] * n)
+    treat = _rows(_flags(n, set(range(40))), [600] * n, usd=[0.05] * n)
+    report = _report(base, treat)
+    assert report["status"] == "supported"
+    assert report["tasks"] == report["cells"] == n
+    assert report["baseline"]["resolved"] == 40
+    assert report["baseline"]["tokens"] == 60000 and report["treatment"]["tokens"] == 36000
+    assert report["savings"]["tokens"]["percent_saved"] == 40.0
+    assert report["savings"]["usd"]["percent_saved"] == 50.0
+    assert report["baseline"]["tokens_per_resolved"]["estimate"] == 1500.0
+    assert report["treatment"]["tokens_per_resolved"]["estimate"] == 900.0
+    assert report["savings"]["tokens_per_resolved"]["percent_saved"] == 40.0
+    quality = report["quality"]
+    assert quality["resolved_delta_pp"] == 0.0 and quality["delta_ci_pp"] == [0.0, 0.0]
+    assert quality["regressions"] == quality["recoveries"] == 0
+    assert quality["mcnemar_p"] == 1.0
+    assert quality["non_inferior"] is True
+    # Wilson for 40/60 at 95%.
+    rate = report["baseline"]["resolve_rate"]
+    expected = _wilson(40, 60)
+    assert rate["ci"] == [round(expected[0], 6), round(expected[1], 6)]
+    assert report["warnings"][0].startswith("usd") is False
+
+
+def _wilson(x: int, n: int) -> tuple[float, float]:
+    z = sps.norm.ppf(0.975)
+    p = x / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def test_point_estimate_within_margin_but_interval_not_is_not_supported() -> None:
+    n = 100
+    base = _rows(_flags(n, set(range(60)) | set(range(90, 94))), [1000] * n)
+    treat = _rows(_flags(n, set(range(60)) | set(range(94, 98))), [500] * n)
+    report = _report(base, treat)
+    quality = report["quality"]
+    assert quality["resolved_delta_pp"] == 0.0
+    assert quality["point_estimate_within_margin"] is True
+    assert quality["delta_ci_pp"][0] < -1.0
+    assert quality["non_inferior"] is False
+    assert report["status"] == "quality_regression"
+    assert "older point-estimate criterion would have accepted" in report["reasons"][0]
+    assert (quality["regressions"], quality["recoveries"]) == (4, 4)
+
+
+def test_marginal_counterexample_ten_tasks_minus_ten_pp() -> None:
+    # compat-notes §2: 10 tasks at -10 pp with a 10 pp margin "pass" on the point estimate.
+    base = _rows(_flags(10, set(range(6))), [100] * 10)
+    treat = _rows(_flags(10, set(range(5))), [50] * 10)
+    report = _report(base, treat, quality_margin_pp=10.0)
+    assert report["quality"]["resolved_delta_pp"] == -10.0
+    assert report["quality"]["point_estimate_within_margin"] is True
+    assert report["quality"]["non_inferior"] is False
+    assert report["status"] == "quality_regression"
+    assert report["warnings"][0] == ("only 10 distinct instance(s), fewer than 30: the "
+                                     "interval is unreliable")
+
+
+def test_no_savings_and_min_savings_floor() -> None:
+    n = 40
+    same = _flags(n, set(range(30)))
+    report = _report(_rows(same, [1000] * n), _rows(same, [1100] * n))
+    assert report["status"] == "no_savings"
+    assert report["savings"]["tokens"]["percent_saved"] == -10.0
+    floor = _report(_rows(same, [1000] * n), _rows(same, [700] * n), min_savings_percent=50)
+    assert floor["status"] == "no_savings"
+    assert floor["reasons"][0] == ("no token savings shown: the 95% lower bound (30.0%) is not "
+                                   "above 50%")
+
+
+def test_not_evaluable_cases() -> None:
+    one = _report(_rows([True], [10]), _rows([True], [5]))
+    assert one["status"] == "not_evaluable"
+    assert one["reasons"][0] == "only 1 distinct instance; at least 2 are needed"
+    assert any("only 1 distinct resamples" in w for w in one["warnings"])
+    nothing = _report(_rows([False] * 5, [10] * 5), _rows([True, False, False, False, False],
+                                                         [5] * 5),
+                      baseline_name="raw", treatment_name="marginal")
+    assert nothing["status"] == "not_evaluable"
+    assert nothing["reasons"][0] == "raw resolved no task"
+    assert nothing["baseline"]["tokens_per_resolved"] is None
+    assert nothing["baseline"]["name"] == "raw"
+    assert nothing["savings"]["tokens_per_resolved"] is None
+    assert nothing["treatment"]["tokens_per_resolved"]["estimate"] == 25.0
+
+
+def test_tiny_sample_warns_about_distinct_resamples() -> None:
+    report = _report(_rows([True, False, True], [10, 10, 10]),
+                     _rows([True, True, True], [5, 5, 5]))
+    assert ("only 10 distinct resamples of 3 instance(s) exist; the 2000 bootstrap resamples "
+            "repeat them") in report["warnings"]
+
+
+def test_usd_not_measured_is_null_never_zero() -> None:
+    n = 30
+    flags = _flags(n, set(range(20)))
+    usd = [0.1] * n
+    usd[3] = None
+    report = _report(_rows(flags, [100] * n, usd=usd), _rows(flags, [50] * n, usd=[0.05] * n))
+    assert report["baseline"]["usd"] is None
+    assert report["treatment"]["usd"] == 1.5
+    assert report["savings"]["usd"] is None
+    assert report["savings"]["usd_per_resolved"] is None
+    assert report["baseline"]["usd_per_resolved"] is None
+    assert ("usd is not measured (baseline: 1 of 30 rows): USD totals, savings and USD per "
+            "resolved task are unknown (null), not 0") in report["warnings"]
+    flagged = _report(_rows(flags, [100] * n, usd=[0.1] * n),
+                      _rows(flags, [50] * n, usd=[0.05] * n,
+                            usd_measured=[False] + [None] * (n - 1)))
+    assert flagged["treatment"]["usd"] is None and flagged["savings"]["usd"] is None
+    assert any("treatment: 1 row(s) say usd_measured false" in w for w in flagged["warnings"])
+
+
+def test_partial_optional_metric_is_null_with_a_named_warning() -> None:
+    n = 30
+    flags = _flags(n, set(range(20)))
+    latency = [1000] * n
+    latency[0] = None
+    report = _report(_rows(flags, [100] * n, latency_ms=latency, tool_calls=[3] * n),
+                     _rows(flags, [50] * n, latency_ms=[900] * n, tool_calls=[2] * n))
+    assert report["baseline"]["latency_ms"] is None
+    assert report["savings"]["latency_ms"] is None
+    assert report["savings"]["tool_calls"]["percent_saved"] == pytest.approx(33.3333)
+    assert ("latency_ms is missing in some rows (baseline: 1 of 30 rows): its totals are "
+            "null, never counted as 0") in report["warnings"]
+
+
+def test_repeated_runs_are_clustered_by_instance() -> None:
+    rng = np.random.default_rng(5)
+    n = 50
+    b_res, t_res = rng.random(n) < 0.6, rng.random(n) < 0.55
+    b_tok, t_tok = rng.integers(800, 1200, n), rng.integers(400, 900, n)
+    single = _report(_rows(b_res.tolist(), b_tok.tolist()), _rows(t_res.tolist(), t_tok.tolist()))
+
+    def tripled(res: np.ndarray, tok: np.ndarray) -> list[dict[str, Any]]:
+        return [{"instance_id": f"i{i:04d}", "run": r, "resolved": bool(res[i]),
+                 "tokens": int(tok[i])} for i in range(n) for r in range(3)]
+
+    repeated = _report(tripled(b_res, b_tok), tripled(t_res, t_tok))
+    # Identical runs add no information: resampling whole instances gives exactly the
+    # single-run intervals, whereas resampling cells would narrow them.
+    assert repeated["cells"] == 3 * n and repeated["tasks"] == n
+    assert repeated["quality"]["delta_ci_pp"] == single["quality"]["delta_ci_pp"]
+    assert repeated["savings"]["tokens"]["ci"] == single["savings"]["tokens"]["ci"]
+    assert repeated["quality"]["score_ci_pp"] is None
+    assert single["quality"]["score_ci_pp"] is not None
+    assert repeated["runs_per_task"] == {"min": 3, "max": 3}
+    assert repeated["quality"]["regressions"] == 3 * single["quality"]["regressions"]
+
+
+def test_bootstrap_interval_agrees_with_scipy_bootstrap() -> None:
+    rng = np.random.default_rng(11)
+    n = 400
+    b_res, t_res = rng.random(n) < 0.7, rng.random(n) < 0.68
+    b_tok = rng.integers(5000, 20000, n)
+    t_tok = (b_tok * rng.uniform(0.4, 0.9, n)).astype(int)
+    report = _report(_rows(b_res.tolist(), b_tok.tolist()),
+                     _rows(t_res.tolist(), t_tok.tolist()), bootstrap_samples=4000)
+
+    def delta(b: np.ndarray, t: np.ndarray, axis: int = -1) -> np.ndarray:
+        return 100 * (t.mean(axis=axis) - b.mean(axis=axis))
+
+    def saved(b: np.ndarray, t: np.ndarray, axis: int = -1) -> np.ndarray:
+        return 100 * (1 - t.sum(axis=axis) / b.sum(axis=axis))
+
+    ref_delta = sps.bootstrap((b_res.astype(float), t_res.astype(float)), delta, paired=True,
+                              n_resamples=20000, method="percentile", random_state=1)
+    ref_saved = sps.bootstrap((b_tok.astype(float), t_tok.astype(float)), saved, paired=True,
+                              n_resamples=20000, method="percentile", random_state=1)
+    got_delta = report["quality"]["delta_ci_pp"]
+    got_saved = report["savings"]["tokens"]["ci"]
+    assert got_delta[0] == pytest.approx(ref_delta.confidence_interval.low, abs=0.6)
+    assert got_delta[1] == pytest.approx(ref_delta.confidence_interval.high, abs=0.6)
+    assert got_saved[0] == pytest.approx(ref_saved.confidence_interval.low, abs=0.5)
+    assert got_saved[1] == pytest.approx(ref_saved.confidence_interval.high, abs=0.5)
+    assert report["savings"]["tokens"]["percent_saved"] == pytest.approx(
+        100 * (1 - t_tok.sum() / b_tok.sum()), abs=1e-4)
+    regressions = int(np.sum(b_res & ~t_res))
+    recoveries = int(np.sum(~b_res & t_res))
+    assert report["quality"]["mcnemar_p"] == pytest.approx(
+        sps.binomtest(min(regressions, recoveries), regressions + recoveries).pvalue, rel=1e-5)
+
+
+def test_score_intervals_for_single_runs_are_tango_and_newcombe() -> None:
+    n = 161
+    # Cavo et al. 2012 table: 59 both, 6 treatment only, 16 baseline only, 80 neither.
+    base = _flags(n, set(range(59)) | set(range(65, 81)))
+    treat = _flags(n, set(range(65)))
+    report = _report(_rows(base, [10] * n), _rows(treat, [5] * n))
+    score = report["quality"]["score_ci_pp"]
+    assert [round(v, 2) for v in score["tango_score"]] == [-12.40, -0.54]
+    assert [round(v, 2) for v in score["newcombe_hybrid_score"]] == [-11.86, -0.46]
+    assert report["quality"]["mcnemar_p"] == 0.0524788
+
+
+def test_same_inputs_and_seed_give_identical_bytes_and_seed_matters() -> None:
+    rng = np.random.default_rng(3)
+    n = 80
+    base = _rows((rng.random(n) < 0.5).tolist(), rng.integers(100, 900, n).tolist())
+    treat = _rows((rng.random(n) < 0.5).tolist(), rng.integers(100, 900, n).tolist())
+    first = report_json_bytes(_report(base, treat))
+    assert report_json_bytes(_report(base, treat)) == first
+    assert report_json_bytes(_report(list(reversed(base)), treat)) == first
+    other = json.loads(report_json_bytes(_report(base, treat, seed=7)))
+    assert other["savings"]["tokens"]["ci"] != json.loads(first)["savings"]["tokens"]["ci"]
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"confidence_level": 1.0}, "--confidence-level: expected a number in [0.5, 1), got 1.0"),
+    ({"quality_margin_pp": -1.0}, "--quality-margin-pp: expected a number in [0, 100], got -1.0"),
+    ({"bootstrap_samples": 10}, "--bootstrap-samples: expected an integer >= 100, got 10"),
+    ({"seed": -1}, "--seed: expected an integer >= 0, got -1"),
+    ({"min_savings_percent": 100.0},
+     "--min-savings-percent: expected a number in [-100, 100), got 100.0"),
+    ({"treatment_name": " "}, "--treatment-name: expected a non-blank name, got ' '"),
+])
+def test_settings_are_validated(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError) as info:
+        Settings(**settings)
+    assert str(info.value) == message
