@@ -15,9 +15,10 @@ from ctxbench.core import blake3_hex
 
 CLASSES = ("public", "internal", "confidential", "restricted")
 WORDS = (
-    "token refresh interval rotation signing key webhook retry ledger invoice "
-    "failover region replica backup restore latency budget deploy rollback"
-).split()
+    "token", "refresh", "interval", "rotation", "signing", "key", "webhook", "retry",
+    "ledger", "invoice", "failover", "region", "replica", "backup", "restore", "latency",
+    "budget", "deploy", "rollback",
+)
 
 
 def marker(n: int) -> str:

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from compiler_corpus import WORDS, write_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler_corpus import WORDS, write_corpus
 from ctxbench.compiler import (
     COMMIT_SCHEMA,
     ContextIndex,
@@ -85,7 +85,8 @@ def test_budget_property(index: ContextIndex, budget: int, query: str) -> None:
 def test_invalid_budget_and_strategy_are_refused(index: ContextIndex) -> None:
     with pytest.raises(InputError, match=r"budget: expected an integer >= 1 for compiled, got 0"):
         compile_context(index, query=QUERY, budget=0, policy=POLICY)
-    with pytest.raises(InputError, match="budget: expected an integer >= 1 for naive_top_k, got None"):
+    with pytest.raises(InputError,
+                       match="budget: expected an integer >= 1 for naive_top_k, got None"):
         compile_context(index, query=QUERY, budget=None, policy=POLICY, strategy="naive_top_k")
     with pytest.raises(InputError, match="full_permitted_context takes no budget"):
         compile_context(index, query=QUERY, budget=10, policy=POLICY,
@@ -221,9 +222,7 @@ def test_verify_refuses_a_self_consistent_forgery(index: ContextIndex, root: Pat
         verify_commit(commit, root)
     commit = copy.deepcopy(packet.commit)
     commit["policy"] = {"allowed_classifications": ["restricted"], "denied_artifacts": []}
-    from ctxbench.compiler import Policy as P
-
-    commit["policy_blake3"] = P(("restricted",)).digest()
+    commit["policy_blake3"] = Policy(("restricted",)).digest()
     commit["commit_id"] = commit_id(commit)
     with pytest.raises(IntegrityError, match="not permitted by the commit's policy"):
         verify_commit(commit, root)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -17,7 +18,7 @@ SEED = Path(__file__).resolve().parents[2] / "src/ctxbench/data/enterprise-seed/
 def _chunks(path: str, kind: str, data: bytes) -> list[Chunk]:
     chunks = chunk_artifact("a", "d" * 64, path, kind, data)
     assert chunks[0].start == 0 and chunks[-1].end == len(data)
-    for left, right in zip(chunks, chunks[1:], strict=False):
+    for left, right in itertools.pairwise(chunks):
         assert left.end == right.start
     for chunk in chunks:
         assert chunk.artifact_id == "a" and chunk.source_blake3 == "d" * 64

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from compiler_corpus import CLASSES, WORDS, marker, write_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler_corpus import CLASSES, WORDS, marker, write_corpus
 from ctxbench.compiler import (
     ContextIndex,
     Policy,

@@ -23,6 +23,8 @@ def _summary(packet: CompiledContext) -> str:
     )
     if packet.empty_reason:
         line += f"\nempty packet: {packet.empty_reason}"
+    for violation in packet.violations:
+        line += f"\nviolation: {violation}"
     return line
 
 
@@ -40,13 +42,16 @@ def _summary(packet: CompiledContext) -> str:
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="compiled", show_default=True)
 @click.option("--tokenizer", default="cl100k_base", show_default=True,
               help="cl100k_base, hf:PATH/tokenizer.json, gguf:PATH or smollm2.")
+@click.option("--external", "external", metavar="SPEC",
+              help="Benchmark another system: module:function or a command line.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the commit JSON here.")
 @click.option("--print", "print_text", is_flag=True, help="Print the packet text to stdout.")
 @click.pass_context
 def compile_group(
     ctx: click.Context, benchmark: str | None, corpus: str | None, task: str | None,
     query: str | None, allow: tuple[str, ...], deny: tuple[str, ...], budget: int | None,
-    strategy: str, tokenizer: str, output: str | None, print_text: bool,
+    strategy: str, tokenizer: str, external: str | None, output: str | None,
+    print_text: bool,
 ) -> None:
     """Compile the context packet for a task within a token budget.
 
@@ -63,9 +68,12 @@ def compile_group(
         if task is None:
             raise InputError("compile: --task ID is required with --benchmark")
         packet = compile_benchmark_task(
-            benchmark, corpus, task, budget=budget, strategy=strategy, tokenizer=tokenizer
+            benchmark, corpus, task, budget=budget, strategy=strategy, tokenizer=tokenizer,
+            external=external,
         )
     else:
+        if external is not None:
+            raise InputError("compile: --external needs --benchmark B.json --task ID")
         if query is None:
             raise InputError("compile: --benchmark B.json --task ID, or --query TEXT, is required")
         policy = Policy(allow or ("internal",), deny)

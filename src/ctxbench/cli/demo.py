@@ -33,6 +33,9 @@ def demo(output: str, fixture: bool, replicates: int) -> int:
         click.echo(f"interrupted; resume with: ctxbench demo --output {output}", err=True)
         return EXIT_INTERRUPTED
     print_summary(summary)
+    if result.seed_quality_table:
+        click.echo("compiler evidence coverage on the seed (ctxbench compile quality):")
+        click.echo(result.seed_quality_table)
     click.echo(f"demo finished in {result.wall_s:.0f} s on {result.provider}; the experiment "
                f"is {result.spec_path} (re-run it with `ctxbench run {result.spec_path}`)")
     return 0

@@ -73,6 +73,8 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
         for path in written:
             click.echo(str(path))
         return
+    if treatment_condition is not None or output_dir is not None:
+        raise InputError("--treatment and --output-dir: expected only with --from-cef")
     if len(files) != 2:
         raise InputError(f"public-eval: expected BASELINE.jsonl TREATMENT.jsonl, got "
                          f"{len(files)} file(s)")

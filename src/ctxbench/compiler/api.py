@@ -9,6 +9,7 @@ from typing import Any
 
 from ctxbench.compiler.commit import verify_commit
 from ctxbench.compiler.corpus import Corpus
+from ctxbench.compiler.external import compile_external, load_external_strategy
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext, compile_context
@@ -43,16 +44,24 @@ def compile_benchmark_task(
     budget: int | None,
     strategy: str = "compiled",
     tokenizer: str = "cl100k_base",
+    external: str | None = None,
 ) -> CompiledContext:
-    """Compile the packet for one task of an ECEB benchmark, under the task's own policy."""
+    """Compile the packet for one task of an ECEB benchmark, under the task's own policy.
+
+    ``external`` (``module:function`` or a command line) asks that system instead of a
+    built-in strategy; its answer is recounted, rehashed and policy-checked.
+    """
     benchmark, index = benchmark_index(benchmark_path, corpus_dir, tokenizer)
     task = benchmark.task(task_id)
     if task is None:
         known = ", ".join(t.task_id for t in benchmark.tasks)
         raise InputError(f"task: expected one of {known}, got {task_id!r}")
-    return compile_context(
-        index, query=task.query, budget=budget, policy=Policy.from_task(task), strategy=strategy
-    )
+    policy = Policy.from_task(task)
+    if external is not None:
+        return compile_external(index, query=task.query, budget=budget, policy=policy,
+                                system=load_external_strategy(external))
+    return compile_context(index, query=task.query, budget=budget, policy=policy,
+                           strategy=strategy)
 
 
 def compile_directory(

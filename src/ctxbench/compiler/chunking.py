@@ -74,7 +74,7 @@ def _blocks(lines: _Lines, lo: int, hi: int, target: int = _BLOCK_TARGET) -> lis
     merged: list[tuple[int, int]] = []
     for a, b in pieces:
         if merged:
-            pa, pb = merged[-1]
+            pa = merged[-1][0]
             if lines.offsets[b] - lines.offsets[pa] <= target:
                 merged[-1] = (pa, b)
                 continue
@@ -98,7 +98,8 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 def _markdown(lines: _Lines) -> list[_Piece]:
     pieces: list[_Piece] = []
     stack: list[tuple[int, int]] = []  # (level, line) of enclosing headings
-    start, context, label = 0, (), ""
+    start, label = 0, ""
+    context: tuple[int, ...] = ()
     in_fence = False
     for i, text in enumerate(lines.text):
         if _FENCE.match(text):
@@ -121,7 +122,7 @@ def _markdown(lines: _Lines) -> list[_Piece]:
 
 
 def _def_start(node: ast.stmt) -> int:
-    decorators = getattr(node, "decorator_list", [])
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
     return min([node.lineno, *(d.lineno for d in decorators)]) - 1
 
 
@@ -136,17 +137,17 @@ def _python(lines: _Lines) -> list[_Piece]:
     starts: list[int] = []
     labels: list[str] = []
     previous_was_def = True
-    for node in tree.body:
-        is_def = isinstance(node, _DEFS)
+    for statement in tree.body:
+        is_def = isinstance(statement, _DEFS)
         if is_def or previous_was_def:
-            starts.append(_def_start(node))
-            labels.append(lines.text[node.lineno - 1].strip() if is_def else "")
+            starts.append(_def_start(statement))
+            labels.append(lines.text[statement.lineno - 1].strip() if is_def else "")
         previous_was_def = is_def
     pieces = _split_by_starts(starts, len(lines), labels)
     out: list[_Piece] = []
     classes = {_def_start(n): n for n in tree.body if isinstance(n, ast.ClassDef)}
     for piece in pieces:
-        node = classes.get(piece.start_line)
+        node: ast.ClassDef | None = classes.get(piece.start_line)
         size = lines.offsets[piece.end_line] - lines.offsets[piece.start_line]
         methods = [m for m in node.body if isinstance(m, _DEFS)] if node else []
         if node is None or size <= MAX_CHUNK_BYTES or not methods:

@@ -151,6 +151,7 @@ def compile_external(
             ranges = _ranges(item.get("ranges"), size, n)
         excerpts.append(Excerpt(artifact.artifact_id, artifact.path, artifact.classification,
                                 artifact.blake3, ranges))
+    excerpts = _merged(excerpts)
     count = index.count(context)
     if budget is not None and count > budget:
         violations.append(f"{count} tokens exceed the budget {budget}")
@@ -159,6 +160,17 @@ def compile_external(
         excerpts=tuple(excerpts), empty_reason=None if context else "the system returned none",
         template=EXTERNAL_TEMPLATE, violations=tuple(violations),
     )
+
+
+def _merged(excerpts: list[Excerpt]) -> list[Excerpt]:
+    """One excerpt per artifact (first-mention order), its ranges merged."""
+    order: dict[str, Excerpt] = {}
+    for excerpt in excerpts:
+        seen = order.get(excerpt.artifact_id)
+        ranges = excerpt.ranges if seen is None else merge_ranges((*seen.ranges, *excerpt.ranges))
+        order[excerpt.artifact_id] = Excerpt(excerpt.artifact_id, excerpt.path,
+                                             excerpt.classification, excerpt.source_blake3, ranges)
+    return list(order.values())
 
 
 def _ranges(value: Any, size: int | None, n: int) -> tuple[tuple[int, int], ...]:

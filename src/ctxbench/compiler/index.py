@@ -16,13 +16,14 @@ import numpy as np
 from ctxbench.compiler.chunking import Chunk, chunk_artifact
 from ctxbench.compiler.corpus import Corpus, CorpusArtifact
 from ctxbench.compiler.policy import Policy
-from ctxbench.compiler.retrieval import PolicyView, identifier_terms
+from ctxbench.compiler.retrieval import PolicyView, TermMapper, identifier_terms, raw_terms
 from ctxbench.compiler.tokenizers import Tokenizer
 
 __all__ = ["ContextIndex", "IndexStats"]
 
 _VIEW_CACHE = 16
 _BYTES_CACHE = 64 << 20
+_COUNT_CACHE = 500_000
 Range = tuple[int, int]
 
 
@@ -48,7 +49,7 @@ class ContextIndex:
         chunk_artifact: np.ndarray,
         terms: np.ndarray,
         offsets: np.ndarray,
-        vocab: dict[str, int],
+        mapper: TermMapper,
         source_bytes: int,
     ) -> None:
         self.corpus = corpus
@@ -57,7 +58,8 @@ class ContextIndex:
         self.chunk_artifact = chunk_artifact
         self._terms = terms
         self._offsets = offsets
-        self._vocab = vocab
+        self._mapper = mapper
+        self._vocab = mapper.vocab
         self._source_bytes = source_bytes
         self._position = {a.artifact_id: i for i, a in enumerate(corpus.artifacts)}
         self._views: OrderedDict[str, PolicyView] = OrderedDict()
@@ -69,7 +71,7 @@ class ContextIndex:
     @classmethod
     def build(cls, corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex:
         """Chunk every artifact and map its terms to ids (reads each file once)."""
-        vocab: dict[str, int] = {}
+        mapper = TermMapper()
         chunks: list[Chunk] = []
         owners: list[int] = []
         term_arrays: list[np.ndarray] = []
@@ -77,29 +79,32 @@ class ContextIndex:
         for position, artifact in enumerate(corpus.artifacts):
             data = corpus.read(artifact)
             total += len(data)
-            path_terms = identifier_terms(artifact.path)
-            for chunk in chunk_artifact(
+            path_ids = mapper.ids(raw_terms(artifact.path))
+            path_ids = path_ids[path_ids >= 0]
+            found = chunk_artifact(
                 artifact.artifact_id, artifact.blake3, artifact.path, artifact.kind, data
-            ):
+            )
+            # One mapping call per artifact: the per-term work happens in C (set, map).
+            raw: list[str] = []
+            bounds = [0]
+            for chunk in found:
                 pieces = [data[a:b] for a, b in chunk.context]
                 pieces.append(data[chunk.start:chunk.end])
-                text = b"".join(pieces).decode("utf-8", "replace")
-                ids = []
-                for term in path_terms + identifier_terms(text):
-                    tid = vocab.get(term)
-                    if tid is None:
-                        tid = vocab[term] = len(vocab)
-                    ids.append(tid)
+                raw += raw_terms(b"".join(pieces).decode("utf-8", "replace"))
+                bounds.append(len(raw))
+            ids = mapper.ids(raw)
+            for n, chunk in enumerate(found):
+                part = ids[bounds[n]:bounds[n + 1]]
                 chunks.append(chunk)
                 owners.append(position)
-                term_arrays.append(np.asarray(ids, dtype=np.int32))
+                term_arrays.append(np.concatenate((path_ids, part[part >= 0])))
         offsets = np.zeros(len(term_arrays) + 1, dtype=np.int64)
         if term_arrays:
             np.cumsum([len(t) for t in term_arrays], out=offsets[1:])
         terms = np.concatenate(term_arrays) if term_arrays else np.zeros(0, dtype=np.int32)
         return cls(
             corpus, tokenizer, tuple(chunks), np.asarray(owners, dtype=np.int32),
-            terms, offsets, vocab, total,
+            terms, offsets, mapper, total,
         )
 
     # -- statistics ------------------------------------------------------------------------
@@ -132,10 +137,12 @@ class ContextIndex:
         chunk_ids = np.flatnonzero(allowed[self.chunk_artifact]) if len(self.chunks) else (
             np.zeros(0, dtype=np.int64)
         )
-        docs = [
-            self._terms[self._offsets[i]:self._offsets[i + 1]].tolist() for i in chunk_ids
-        ]
-        view = PolicyView(chunk_ids, docs, len(self._vocab))
+        starts = self._offsets[chunk_ids]
+        lengths = self._offsets[chunk_ids + 1] - starts
+        # Gather the permitted chunks' term ids without a Python loop per chunk.
+        shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+        terms = self._terms[np.arange(int(lengths.sum()), dtype=np.int64) + shift]
+        view = PolicyView(chunk_ids, terms, lengths, len(self._vocab))
         self._views[key] = view
         if len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
@@ -145,6 +152,11 @@ class ContextIndex:
         """Known term ids of the query, unique and sorted (unknown terms cannot match)."""
         ids = {self._vocab[t] for t in identifier_terms(query) if t in self._vocab}
         return np.asarray(sorted(ids), dtype=np.int32)
+
+    def term_ids(self, text: str) -> set[int]:
+        """Distinct known term ids of ``text`` (raw terms looked up, normalized once)."""
+        raw = self._mapper.known
+        return {raw.get(t, -1) for t in raw_terms(text)}
 
     def term_set(self, chunk_id: int) -> frozenset[int]:
         """The distinct term ids of a chunk (for near-duplicate detection)."""
@@ -185,5 +197,7 @@ class ContextIndex:
         key = (position, ranges)
         found = self._counts.get(key)
         if found is None:
+            if len(self._counts) >= _COUNT_CACHE:
+                self._counts.clear()  # bounded memory for long-running processes
             found = self._counts[key] = self.tokenizer.count(text)
         return found

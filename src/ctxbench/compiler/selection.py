@@ -1,14 +1,19 @@
 """Choose excerpts under a token budget: coverage first, then relevance minus redundancy.
 
-``compiled`` works in three passes over the BM25 candidates of the permitted chunks:
+``compiled`` works in four passes over the BM25 candidates of the permitted chunks:
 
-1. *coverage*: in score order, the best fragment (chunk plus its enclosing heading or
-   signature) of each not-yet-covered artifact whose score is at least
-   ``RELATIVE_FLOOR`` of the best, skipping near-duplicates (term Jaccard >= 0.8);
-2. *whole artifacts*: each covered artifact is widened to its whole text when it is
-   small (<= ``WHOLE_MAX_BYTES``) and the widened packet still fits;
-3. *fill*: further fragments in score order, valued relevance minus ``LAMBDA`` times
-   their largest similarity to what is already chosen.
+1. *coverage*: in score order, for each not-yet-covered artifact whose best chunk
+   scores at least ``RELATIVE_FLOOR`` of the top one (near-duplicates, term Jaccard >=
+   0.8, skipped): a focused snippet, the chunk's lines that match most query terms (up
+   to ``FOCUS_BYTES``), with the chunk's enclosing heading or signature;
+2. *fragments*: each covered artifact is widened to its whole chunk, best first;
+3. *whole artifacts*: each covered artifact is widened to its whole text when it is
+   small (<= ``WHOLE_MAX_BYTES``);
+4. *fill*: further fragments in score order, valued relevance minus ``LAMBDA`` times
+   their largest similarity to what is already chosen, while that value is at least
+   ``FILL_FLOOR`` (so a packet stops growing when what is left is barely relevant).
+
+So a small budget buys evidence from more artifacts, and a larger one more of each.
 
 Every step checks the exact token count of the rendered packet (header + text of each
 excerpt, merged per artifact); a last recount of the whole packet trims from the end if
@@ -26,7 +31,10 @@ from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import Excerpt, excerpt_body, excerpt_header, merge_ranges
 
 __all__ = [
+    "FILL_FLOOR",
+    "FOCUS_BYTES",
     "LAMBDA",
+    "MIN_EXCERPT_TOKENS",
     "NAIVE_K",
     "NEAR_DUPLICATE",
     "RELATIVE_FLOOR",
@@ -43,7 +51,11 @@ NAIVE_K = 5
 RELATIVE_FLOOR = 0.15
 NEAR_DUPLICATE = 0.8
 LAMBDA = 0.5
+FILL_FLOOR = 0.3
 WHOLE_MAX_BYTES = 6000
+FOCUS_BYTES = 240
+# A header line alone costs more than this, so with less room left nothing else fits.
+MIN_EXCERPT_TOKENS = 12
 Range = tuple[int, int]
 
 
@@ -79,6 +91,11 @@ class _Packet:
         body = excerpt_body(self.index.source(position), ranges)
         cost = self.index.count(header) + self.index.cached_count(position, ranges, body)
         return header + body + "\n", cost
+
+    def full(self) -> bool:
+        """True when not even the smallest excerpt could still fit."""
+        return bool(self.order) and self.budget is not None and \
+            self.budget - self.total < MIN_EXCERPT_TOKENS
 
     def covers(self, position: int, rng: Range) -> bool:
         return any(a <= rng[0] and rng[1] <= b for a, b in self.ranges.get(position, ()))
@@ -156,6 +173,30 @@ def _jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     return len(a & b) / union if union else 1.0
 
 
+def _focus(index: ContextIndex, chunk_id: int, wanted: set[int]) -> tuple[Range, ...]:
+    """The chunk's context plus the run of lines around its best-matching line."""
+    chunk = index.chunks[chunk_id]
+    data = index.source(int(index.chunk_artifact[chunk_id]))
+    lines: list[Range] = []
+    start = chunk.start
+    for line in data[chunk.start:chunk.end].splitlines(keepends=True):
+        lines.append((start, start + len(line)))
+        start += len(line)
+    hits = [len(wanted & index.term_ids(data[a:b].decode("utf-8", "replace"))) for a, b in lines]
+    best = max(range(len(lines)), key=lambda i: (hits[i], -i))
+    lo = hi = best
+    while True:  # grow towards the neighbour with more matches, within FOCUS_BYTES
+        options = [i for i in (lo - 1, hi + 1) if 0 <= i < len(lines)]
+        if not options:
+            break
+        step = max(options, key=lambda i: (hits[i], -i))
+        a, b = min(lo, step), max(hi, step)
+        if lines[b][1] - lines[a][0] > FOCUS_BYTES:
+            break
+        lo, hi = a, b
+    return merge_ranges((*chunk.context, (lines[lo][0], lines[hi][1])))
+
+
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """The ``compiled`` strategy (see the module docstring)."""
     ranked, reason = _ranked(index, policy, query)
@@ -170,25 +211,32 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         chunk = index.chunks[chunk_id]
         return merge_ranges((*chunk.context, (chunk.start, chunk.end)))
 
+    wanted = set(index.query_ids(query).tolist())
+    covering: list[int] = []
     for chunk_id, relevance in ranked:  # 1. coverage
         position = int(index.chunk_artifact[chunk_id])
-        if relevance < RELATIVE_FLOOR:
+        if relevance < RELATIVE_FLOOR or packet.full():
             break
         if position in packet.ranges or similarity(chunk_id) >= NEAR_DUPLICATE:
             continue
-        if packet.try_add(position, fragment(chunk_id)):
+        if packet.try_add(position, _focus(index, chunk_id, wanted)):
             chosen.append(index.term_set(chunk_id))
-    for position in list(packet.order):  # 2. whole small artifacts
+            covering.append(chunk_id)
+    for chunk_id in covering:  # 2. whole chunks
+        packet.try_add(int(index.chunk_artifact[chunk_id]), fragment(chunk_id))
+    for position in list(packet.order):  # 3. whole small artifacts
         size = len(index.source(position))
         if size <= WHOLE_MAX_BYTES:
             packet.try_add(position, ((0, size),))
-    for chunk_id, relevance in ranked:  # 3. fill
+    for chunk_id, relevance in ranked:  # 4. fill
+        if packet.full():
+            break
         chunk = index.chunks[chunk_id]
         position = int(index.chunk_artifact[chunk_id])
         if packet.covers(position, (chunk.start, chunk.end)):
             continue
         sim = similarity(chunk_id)
-        if sim >= NEAR_DUPLICATE or relevance - LAMBDA * sim <= 0:
+        if sim >= NEAR_DUPLICATE or relevance - LAMBDA * sim < FILL_FLOOR:
             continue
         if packet.try_add(position, fragment(chunk_id)):
             chosen.append(index.term_set(chunk_id))

@@ -1,4 +1,4 @@
-"""The three ECEB strategies from one place: ``compiled``, ``naive_top_k``, ``full_permitted_context``.
+"""The three ECEB strategies from one place: compiled, naive_top_k, full_permitted_context.
 
     index = ContextIndex.build(Corpus.from_benchmark(bench, corpus_dir), get_tokenizer())
     packet = compile_context(index, query=task.query, budget=800,

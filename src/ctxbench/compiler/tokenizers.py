@@ -15,6 +15,7 @@ Names accepted by :func:`get_tokenizer`:
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import importlib.util
@@ -109,13 +110,13 @@ class HFTokenizer:
     __slots__ = ("_id", "_tok")
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        from tokenizers import Tokenizer as _HF
+        from tokenizers import Tokenizer as HFLibTokenizer
 
         target = Path(path)
         if not target.is_file():
             raise InputError(f"tokenizer: {target}: no such tokenizer.json file")
         try:
-            self._tok = _HF.from_file(str(target))
+            self._tok = HFLibTokenizer.from_file(str(target))
         except Exception as exc:  # the library raises a bare Exception on bad JSON
             raise InputError(f"tokenizer: {target}: not a tokenizer.json file: {exc}") from exc
         self._id = f"hf:{blake3_file(target)[:16]}"
@@ -151,6 +152,13 @@ class GGUFTokenizer:
         except Exception as exc:  # llama_cpp raises ValueError/RuntimeError variously
             raise InputError(f"tokenizer: {target}: cannot load a GGUF vocabulary: {exc}") from exc
         self._id = f"gguf:{target.name}:{blake3_file(target)[:16]}"
+        # Free the native vocabulary before interpreter teardown unloads llama_cpp.
+        atexit.register(self._close)
+
+    def _close(self) -> None:
+        close = getattr(self._llama, "close", None)
+        if callable(close):
+            close()
 
     @property
     def id(self) -> str:

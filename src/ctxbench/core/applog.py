@@ -53,6 +53,19 @@ class AppendOnlyLog:
             written += os.write(self._fd, data[written:])
         os.fsync(self._fd)
 
+    def append_many(self, records: list[dict[str, Any]]) -> None:
+        """Write several records (one line each) with one write call and one fsync.
+
+        A crash can tear only the last line; every earlier line is complete.
+        """
+        data = b"".join(
+            (json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
+            .encode("utf-8") for r in records)
+        written = os.write(self._fd, data)
+        while written < len(data):
+            written += os.write(self._fd, data[written:])
+        os.fsync(self._fd)
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

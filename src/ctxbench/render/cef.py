@@ -13,6 +13,9 @@ from typing import Any
 __all__ = ["render_markdown"]
 
 
+_SOURCE = {"observed": "inferred from the trials", "preregistration": "preregistered"}
+
+
 def _pct(value: Any) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
@@ -119,10 +122,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     out += ["## Headline", ""]
     if report["headlines"]:
         out += [f"- {h}" for h in report["headlines"]]
+    elif cc["class"] == "conformance_fixture":
+        out.append("No headline: this is a conformance fixture (deterministic_fixture usage "
+                   "or zero_cost_fixture cost), which cannot support a product claim.")
     else:
-        out.append("No headline: no claimed condition holds a quality-preserving context win"
-                   + (" (conformance fixture)." if cc["class"] == "conformance_fixture"
-                      else "."))
+        out.append("No headline: no claimed condition holds a quality-preserving context "
+                   "win.")
     out += ["", "## Claims", ""]
     rows = [[c["condition"], "yes" if c["claimed"] else "no",
              "quality_preserving_context_win" if c["holds"] else "**NO CLAIM**",
@@ -173,7 +178,7 @@ def _methodology(report: dict[str, Any], level: str) -> list[str]:
     out = ["## Methodology", ""]
     out += [
         f"- Preregistration: {p['source']} (BLAKE3 `{p['digest_blake3']}`)",
-        f"- Conditions: {', '.join(m['conditions'])} (from the {m['conditions_source']}); "
+        f"- Conditions: {', '.join(m['conditions'])} ({_SOURCE[m['conditions_source']]}); "
         f"claimed: {', '.join(m['claimed_conditions'])}",
         f"- Paired {m['interval_method']} bootstrap, {m['bootstrap_samples']} resamples, "
         f"seed {m['seed']}, {level} intervals, resampling unit {m['resampling_unit']}",
@@ -200,8 +205,12 @@ def _methodology(report: dict[str, Any], level: str) -> list[str]:
         out.append(f"- Trial file `{entry['path']}` BLAKE3 `{entry['blake3']}`")
     out += ["", "### Reproduce", ""]
     if m.get("reproduce"):
-        out += ["```sh", m["reproduce"], "ctxbench cef render REPORT.json --output report.md",
-                "```"]
+        command = m["invocation"].get("command") or []
+        report_name = "report.json"
+        if "--output" in command[:-1]:
+            report_name = command[command.index("--output") + 1]
+        out += ["```sh", m["reproduce"],
+                f"ctxbench cef render {report_name} --output report.md", "```"]
     else:
         out.append("The report does not record the command that produced it.")
     return [*out, ""]

@@ -12,6 +12,7 @@ provider instead; every artifact is then labeled a conformance fixture.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class DemoResult:
     fallback_reason: str | None
     spec_path: Path
     wall_s: float
+    seed_quality_table: str | None = None
 
 
 def embedded_model_status() -> str | None:
@@ -53,8 +55,10 @@ def embedded_model_status() -> str | None:
 
 
 def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int) -> str:
+    # Every core this machine offers: the demo is meant to have the machine to itself.
+    threads = max(1, min(os.cpu_count() or 1, 16))
     model = ('provider = "llamacpp"\nmodel = "SmolLM2-135M-Instruct.Q4_1"\nn_ctx = 8192\n'
-             if provider == "llamacpp" else 'provider = "fixture"\n')
+             f"n_threads = {threads}\n" if provider == "llamacpp" else 'provider = "fixture"\n')
     pricing = 'pricing = "self_hosted"\n' if provider == "llamacpp" else ""
     return (
         f'name = "{DEMO_NAME}"\n'
@@ -71,7 +75,7 @@ def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurren
 
 
 def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
-             max_output_tokens: int = 48, concurrency: int = 2, show_progress: bool = False,
+             max_output_tokens: int = 32, concurrency: int = 2, show_progress: bool = False,
              say: Callable[[str], None] = print) -> DemoResult:
     """Run (or finish, if interrupted before) the demo in ``output``."""
     started = time.perf_counter()
@@ -114,7 +118,18 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     summary = run_loaded(spec, resume=resume, show_progress=show_progress,
                          spec_arg=str(spec_path), labels=labels)
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
-                      spec_path=spec_path, wall_s=time.perf_counter() - started)
+                      spec_path=spec_path, wall_s=time.perf_counter() - started,
+                      seed_quality_table=_seed_quality(
+                          "smollm2" if provider == "llamacpp" else "cl100k_base"))
+
+
+def _seed_quality(tokenizer: str) -> str | None:
+    """The compiler's evidence-coverage table for the seed, when the compiler offers one."""
+    try:
+        from ctxbench.compiler.quality import render_table, seed_table
+    except ImportError:
+        return None
+    return render_table(seed_table(tokenizer=tokenizer))
 
 
 def demo_json(result: DemoResult) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.reports import write_prereg, write_reports
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
 from ctxbench.runner.spec import ExperimentSpec, load_spec
-from ctxbench.runner.trial_log import TrialLog
+from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
 
 __all__ = ["RunSummary", "run_experiment", "run_loaded"]
@@ -52,6 +53,8 @@ class RunSummary:
     interrupted: bool
     resume_command: str
     torn_line: int | None
+    trial_phase_s: float = 0.0
+    trial_phase_cpu_s: float = 0.0
     reports: dict[str, Path] = field(default_factory=dict)
     verdicts: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
@@ -79,7 +82,8 @@ def _provider(spec: ExperimentSpec, options: dict[str, Any]) -> Provider:
         if model.base_url:
             kwargs["base_url"] = model.base_url
     elif model.provider == "llamacpp":
-        kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx)
+        kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx,
+                      n_threads=model.n_threads)
     kwargs.update(options)
     return get_provider(model.provider, **kwargs)
 
@@ -158,9 +162,10 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                                  spec.limits.requests_per_minute, spec.limits.tokens_per_minute))
         log = TrialLog(trials_path, resume=resume)
         torn = log.torn.line if log.torn else None
+        commit = GroupCommit(log)
 
-        def record(result: TrialResult) -> None:
-            log.append(result.record)
+        async def record(result: TrialResult) -> None:
+            await commit(result.record)
             if on_result is not None:
                 on_result(result)
 
@@ -172,15 +177,18 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
             finally:
                 await provider.aclose()
 
+        wall0, cpu0 = time.perf_counter(), time.process_time()
         try:
             with progress_display(enabled=show_progress) as update:
                 outcome = asyncio.run(main(update))
         finally:
             log.close()
+        phase_s, phase_cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
         summary = RunSummary(output=out, run_id=run_id, planned=len(plan),
                              completed=outcome.completed, skipped=outcome.skipped,
                              interrupted=outcome.interrupted, resume_command=resume_command,
-                             torn_line=torn, labels=all_labels)
+                             torn_line=torn, labels=all_labels,
+                             trial_phase_s=phase_s, trial_phase_cpu_s=phase_cpu_s)
         if outcome.interrupted:
             return summary
         reports, verdicts = write_reports(spec=spec, workload=workload, contexts=contexts,
@@ -189,6 +197,7 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
         return RunSummary(output=out, run_id=run_id, planned=len(plan),
                           completed=outcome.completed, skipped=outcome.skipped,
                           interrupted=False, resume_command=resume_command, torn_line=torn,
+                          trial_phase_s=phase_s, trial_phase_cpu_s=phase_cpu_s,
                           reports=reports, verdicts=verdicts, labels=all_labels)
     finally:
         contexts.close()

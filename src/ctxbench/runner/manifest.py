@@ -36,8 +36,7 @@ def _jsonable(value: Any) -> Any:
 
 def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any],
                    provider: dict[str, Any], pricing: dict[str, Any], tokenizer: str,
-                   conditions: list[str], trials_planned: int, labels: list[str],
-                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                   conditions: list[str], trials_planned: int, labels: list[str]) -> dict[str, Any]:
     """The manifest document (``ctxbench.run-manifest.v1``)."""
     manifest: dict[str, Any] = {
         "schema_version": MANIFEST_SCHEMA,
@@ -59,8 +58,6 @@ def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any
         "python": sys.version.split()[0],
         "platform": platform.platform(),
     }
-    if extra:
-        manifest.update(extra)
     return manifest
 
 

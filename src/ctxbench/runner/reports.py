@@ -56,6 +56,9 @@ def eceb_verdicts(report: dict[str, Any]) -> list[str]:
     """One line per strategy: how many tasks qualified (numerator/denominator)."""
     lines = []
     for strategy, agg in report.get("aggregate", {}).items():
+        if not isinstance(agg, dict):
+            lines.append(f"ECEB {strategy}: not run")
+            continue
         qualified = agg.get("qualified_tasks", {})
         savings = agg.get("mean_token_savings_bps")
         shown = f", mean token savings {savings / 100:.1f}%" if isinstance(savings, int) else ""

@@ -1,10 +1,11 @@
 """Plan a run's trials in a fixed order and execute them concurrently, resumably.
 
-Order: tasks as in the workload; for each task, replicates 0..R-1; within each
-(task, replicate), the conditions in an order shuffled by the stream
-``derive_rng(seed, "condition-order", task_id, replicate)`` and recorded in each trial as
-``condition_order``. Execution is asyncio with a concurrency limit; each finished trial
-is written and fsynced before it counts as done. Ctrl-C (SIGINT) stops dispatching, lets
+Order: tasks as in the workload; within each task, the conditions in an order shuffled
+by the stream ``derive_rng(seed, "condition-order", task_id)`` and recorded in each trial
+as ``condition_order``; each condition's replicates 0..R-1 back to back (so a runtime's
+prompt cache treats every condition alike: the first replicate cold, the rest warm).
+Execution is asyncio with a concurrency limit; each finished trial is written and
+fsynced before it counts as done. Ctrl-C (SIGINT) stops dispatching, lets
 the requests in flight finish and reports the run as interrupted.
 """
 
@@ -60,11 +61,11 @@ def plan_trials(spec: ExperimentSpec, workload: Workload) -> list[PlannedTrial]:
     cells = _cells(spec, ladder)
     names = condition_names(spec, ladder)
     for task in workload.tasks:
-        for replicate in range(spec.replicates):
-            rng = derive_rng(spec.seed, "condition-order", task.task_id, str(replicate))
-            order = [int(i) for i in rng.permutation(len(cells))]
-            for position, cell_index in enumerate(order):
-                cond_index, budget = cells[cell_index]
+        rng = derive_rng(spec.seed, "condition-order", task.task_id)
+        order = [int(i) for i in rng.permutation(len(cells))]
+        for position, cell_index in enumerate(order):
+            cond_index, budget = cells[cell_index]
+            for replicate in range(spec.replicates):
                 plan.append(PlannedTrial(task=task, spec=spec.conditions[cond_index],
                                          condition=names[cell_index], budget=budget,
                                          replicate=replicate, condition_order=position))
@@ -104,7 +105,7 @@ class RunOutcome:
 
 async def execute_plan(plan: Sequence[PlannedTrial], *, skip: set[tuple[str, str, int]],
                        run: Callable[[PlannedTrial], Awaitable[TrialResult]],
-                       record: Callable[[TrialResult], None], concurrency: int,
+                       record: Callable[[TrialResult], Awaitable[None]], concurrency: int,
                        on_progress: Callable[[Progress], None] | None = None) -> RunOutcome:
     """Dispatch every planned trial not in ``skip``; ``record`` is called as each finishes."""
     pending = [p for p in plan if p.key not in skip]
@@ -122,7 +123,7 @@ async def execute_plan(plan: Sequence[PlannedTrial], *, skip: set[tuple[str, str
     async def one(planned: PlannedTrial) -> None:
         try:
             result = await run(planned)
-            record(result)
+            await record(result)
             progress.add(result.record)
             if on_progress is not None:
                 on_progress(progress)

@@ -103,6 +103,7 @@ class ModelSpec:
     api_key_env: str | None
     model_path: str | None
     n_ctx: int
+    n_threads: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +169,7 @@ def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
 
 def _model(t: _TomlFields) -> ModelSpec:
     t.only({"provider", "model", "temperature", "max_output_tokens", "stop", "base_url",
-            "api_key_env", "model_path", "n_ctx"})
+            "api_key_env", "model_path", "n_ctx", "n_threads"})
     provider = t.req_enum("provider", ["openai", "anthropic", "llamacpp", "fixture"])
     key_env = t.matching("api_key_env", _ENV, "an environment variable NAME (not the key)",
                          optional=True)
@@ -185,6 +186,7 @@ def _model(t: _TomlFields) -> ModelSpec:
         api_key_env=key_env,
         model_path=t.string("model_path", optional=True),
         n_ctx=t.integer("n_ctx", minimum=256, optional=True) or 8192,
+        n_threads=t.integer("n_threads", minimum=1, maximum=256, optional=True),
     )
 
 
@@ -269,6 +271,9 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
     if not any(c.strategy == "full_permitted_context" for c in conditions):
         top.fail("conditions", "a full_permitted_context condition (the paired baseline)",
                  got_text="none among " + ", ".join(names))
+    if len(conditions) < 2:
+        top.fail("conditions", "the baseline and at least one other condition (a paired "
+                 "experiment)", got_text="only " + names[0])
     pricing = top.string("pricing", optional=True)
     if pricing is None:
         if model.provider != "fixture":

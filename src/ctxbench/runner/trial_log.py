@@ -7,6 +7,7 @@ line (the writer was killed mid-record) is detected, reported, and moved aside t
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 from ctxbench.core import AppendOnlyLog, FieldError, iter_jsonl, torn_tail
 
-__all__ = ["TrialKey", "TrialLog", "trial_key"]
+__all__ = ["GroupCommit", "TrialKey", "TrialLog", "trial_key"]
 
 TrialKey = tuple[str, str, int]
 
@@ -80,5 +81,55 @@ class TrialLog:
         self._log.append(record)
         self.recorded.add(key)
 
+    def append_batch(self, records: list[dict[str, Any]]) -> None:
+        """Write several trials with one fsync (group commit); each counts once it returns."""
+        keys = [trial_key(r) for r in records]
+        for key in keys:
+            if key in self.recorded or keys.count(key) > 1:
+                raise FieldError(str(self.path), None, None, "each trial recorded once",
+                                 got_text=f"a second record of {key}")
+        self._log.append_many(records)
+        self.recorded.update(keys)
+
     def close(self) -> None:
         self._log.close()
+
+
+class GroupCommit:
+    """Batch the trials that finish while an fsync is running into the next fsync.
+
+    ``await commit(record)`` returns only after the record's line is written and fsynced,
+    so a trial still counts as done only when it is durable, but one slow fsync no longer
+    stalls every request in flight.
+    """
+
+    def __init__(self, log: TrialLog) -> None:
+        self.log = log
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._flushing = False
+        self._task: asyncio.Future[None] | None = None
+
+    async def __call__(self, record: dict[str, Any]) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((record, future))
+        if not self._flushing:
+            self._flushing = True
+            self._task = asyncio.ensure_future(self._flush())
+        await future
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    await asyncio.to_thread(self.log.append_batch, [r for r, _ in batch])
+                except BaseException as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
+        finally:
+            self._flushing = False

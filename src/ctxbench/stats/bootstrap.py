@@ -122,16 +122,25 @@ def _resampled_totals(
     flat_offsets = np.arange(batch, dtype=np.int64)[:, None] * n
     for start in range(0, n_resamples, batch):
         rows = min(batch, n_resamples - start)
-        index = np.empty((rows, n), dtype=np.int64)
+        index = np.empty((rows, n), dtype=np.int64) if len(groups) > 1 else None
         col = 0
         for members, gen in zip(groups, generators, strict=True):
             size = members.shape[0]
             # Uniform doubles (one 64-bit draw each, no buffering) keep the stream
-            # identical however the resamples are split into batches.
-            draws = np.floor(gen.random((rows, size)) * size).astype(np.int64)
+            # identical however the resamples are split into batches. The scaled draws
+            # are >= 0, so truncating to int is their floor (in place, to spare memory).
+            scaled = gen.random((rows, size))
+            scaled *= size
+            draws = scaled.astype(np.int64)
+            del scaled
             np.minimum(draws, size - 1, out=draws)
-            index[:, col : col + size] = members[draws]
+            if index is None:
+                # One group holds every unit in order (members is 0..n-1): no gather.
+                index = draws
+            else:
+                index[:, col : col + size] = members[draws]
             col += size
+        assert index is not None
         index += flat_offsets[:rows]
         counts = np.bincount(index.ravel(), minlength=rows * n).reshape(rows, n)
         out[start : start + rows] = counts.astype(np.float64) @ sums

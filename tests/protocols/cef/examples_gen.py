@@ -30,7 +30,8 @@ def example_records() -> Iterator[dict[str, Any]]:
     for workload, seed in (("example-qa", 1), ("example-tools", 2)):
         yield from generate_records(
             conditions=conditions, workloads=(workload,), tasks=40, replicates=1, seed=seed,
-            provider="example-provider", model="example-model", usage_source="deterministic_fixture",
+            provider="example-provider", model="example-model",
+            usage_source="deterministic_fixture",
             cost_source="pricing_snapshot", cost_source_reference="example-pricing-snapshot",
             workload_version="2025.1")
 

@@ -98,7 +98,7 @@ def test_a_passing_claim_and_its_headline() -> None:
         "On gpt-4.1-mini-2025-04-14 and hotpotqa, entroly retained the preregistered quality "
         "bound while reducing provider-observed context by "
         f"{red['estimate'] * 100:.1f}% (paired 95% CI: {red['low'] * 100:.1f}–"
-        f"{red['high'] * 100:.1f}%, 20 tasks).")
+        f"{red['high'] * 100:.1f}, 20 tasks).")
     assert report["summary"]["check_passed"]
 
 
@@ -155,7 +155,7 @@ def test_duplicates_and_incomplete_matrices_are_rejected() -> None:
     with pytest.raises(InputError, match=r"duplicate trials .*: 1 duplicated cell\(s\); first 1: "
                        r"\(workload=hotpotqa, .*task_id=t0, .*condition=raw\)"):
         run([*records, records[0]])
-    missing = [r for r in records if not (r["condition"] == "entroly")]
+    missing = [r for r in records if r["condition"] != "entroly"]
     with pytest.raises(InputError) as info:
         run([*missing, records[1]])
     text = str(info.value)
@@ -245,3 +245,44 @@ def test_files_give_byte_identical_schema_valid_reports(tmp_path: Path) -> None:
     assert json.loads(report_json_bytes(one)) == one
     assert one["methodology"]["reproduce"] == "ctxbench cef analyze t.jsonl"
     assert "time" not in json.dumps(one).lower().replace("timeout", "")
+
+
+def test_fast_column_path_equals_the_full_checker(tmp_path: Path) -> None:
+    from ctxbench.protocols.cef.api import read_table
+    from ctxbench.protocols.cef.records import read_trials
+    from ctxbench.protocols.cef.table import table_from_trials
+
+    records = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, failure_rate=0.2,
+                                                     commit=True)}, tasks=10)
+    records[0] = dict(records[0], schema_version="ctxbench.trial.v1", compile_ms=1.0)
+    path = write_jsonl(tmp_path / "t.jsonl", records)
+    fast = read_table([path])
+    slow = table_from_trials(read_trials([path]))
+    for name in fast.__dataclass_fields__:
+        a, b = getattr(fast, name), getattr(slow, name)
+        assert (a == b).all() if hasattr(a, "shape") else a == b, name
+
+
+def test_example_analyzes_to_a_pass_and_a_failure() -> None:
+    from ctxbench.protocols.cef.api import example_paths
+
+    trials_path, prereg_path = example_paths()
+    report = analyze_files([trials_path], prereg_path)
+    assert [(c["condition"], c["holds"]) for c in report["summary"]["claims"]] == [
+        ("entroly", True), ("combined", False)]
+    assert report["claim_class"]["class"] == "conformance_fixture"
+    assert report["inputs"]["trials_excluded"] == 3 and len(report["strata"]) == 2
+
+
+def test_example_file_is_reproducible() -> None:
+    from ctxbench.protocols.cef.api import example_paths
+
+    from .examples_gen import example_text
+
+    assert example_paths()[0].read_text(encoding="utf-8") == example_text()
+
+
+def test_a_claimed_condition_without_trials_is_an_error() -> None:
+    prereg = replace(default_preregistration(), claims=("combined",))
+    with pytest.raises(InputError, match="claims: condition 'combined' has no trials"):
+        run(simple(n=3), prereg)

@@ -260,7 +260,7 @@ def _ladder(s: Scenario, strategy: str, qualify_at: int | None, extra: tuple[str
     for i, budget in enumerate(s.ladder):
         ok = qualify_at is not None and i >= qualify_at
         faults = {kind for at, kind in s.faults if at == i} if strategy == "compiled" else set()
-        if ok or qualify_at is None and i >= 2:
+        if ok or (qualify_at is None and i >= 2):
             selected = list(s.required)
         else:
             # below B* the packer drops the last required artifact (or, with one, keeps it

@@ -22,8 +22,9 @@ _paths = st.lists(_segment, min_size=1, max_size=5).map("/".join).filter(
 
 def _schema_accepts(text: str) -> bool:
     rule = load_schema("symgliph.eceb/benchmark-v0.1")["$defs"]["artifact"]["properties"]["path"]
-    return (re.search(rule["pattern"], text) is not None
-            and re.search(rule["not"]["pattern"], text) is None)
+    # ECMA-262 "$" never matches before a final newline; Python's does, hence \\Z
+    pattern, negated = (p.replace("$", r"\Z") for p in (rule["pattern"], rule["not"]["pattern"]))
+    return re.search(pattern, text) is not None and re.search(negated, text) is None
 
 
 @given(_paths)

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from ctxbench.core.atomic import report_json_bytes
@@ -170,7 +172,7 @@ def test_partial_optional_metric_is_null_with_a_named_warning() -> None:
     assert report["baseline"]["latency_ms"] is None
     assert report["savings"]["latency_ms"] is None
     assert report["savings"]["tool_calls"]["percent_saved"] == pytest.approx(33.3333)
-    assert ("latency_ms is missing in some rows (baseline: 1 of 30 rows): its totals are "
+    assert ("latency_ms is not measured in every row (baseline: 1 of 30 rows): its totals are "
             "null, never counted as 0") in report["warnings"]
 
 
@@ -267,3 +269,23 @@ def test_settings_are_validated(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError) as info:
         Settings(**settings)
     assert str(info.value) == message
+
+
+@settings(max_examples=40)
+@given(st.lists(st.tuples(st.booleans(), st.booleans(), st.integers(0, 50), st.integers(0, 50),
+                          st.integers(1, 3)), min_size=1, max_size=12))
+def test_any_valid_input_gives_a_schema_valid_report(
+        cells: list[tuple[bool, bool, int, int, int]]) -> None:
+    base, treat = [], []
+    for i, (rb, rt, tb, tt, runs) in enumerate(cells):
+        for run in range(runs):
+            base.append({"instance_id": f"i{i}", "run": run, "resolved": rb, "tokens": tb})
+            treat.append({"instance_id": f"i{i}", "run": run, "resolved": rt, "tokens": tt})
+    report = _report(base, treat, bootstrap_samples=100)
+    assert report["status"] in {"supported", "quality_regression", "no_savings",
+                                "not_evaluable"}
+    if report["status"] == "supported":
+        assert report["quality"]["non_inferior"] is True
+        assert report["savings"]["tokens"]["ci"][0] > 0
+    if sum(tb for _, _, tb, _, _ in cells) == 0:
+        assert report["savings"]["tokens"]["percent_saved"] is None

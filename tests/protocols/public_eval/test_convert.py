@@ -57,11 +57,12 @@ def test_converts_trials_into_two_loadable_row_files(tmp_path: Path) -> None:
 
 
 def test_threshold_breakdown_and_pooled_ids(tmp_path: Path) -> None:
-    records = _pair("t1", score=0.8, cached_input_tokens=100,
-                    schema_version="ctxbench.trial.v1") + [
+    records = [
+        *_pair("t1", score=0.8, cached_input_tokens=100, schema_version="ctxbench.trial.v1"),
         base_record(task_id="t1", model="other-model", provider_request_id="x"),
-        base_record(task_id="t1", model="other-model", condition="entroly", provider_request_id="y",
-                    context_commit_id=COMMIT)]
+        base_record(task_id="t1", model="other-model", condition="entroly",
+                    provider_request_id="y", context_commit_id=COMMIT),
+    ]
     base_path, treat_path = convert_cef([_trials(tmp_path, records)], baseline="raw",
                                         treatment="entroly", output_dir=tmp_path,
                                         resolved_threshold=0.75)
@@ -77,7 +78,7 @@ def test_threshold_breakdown_and_pooled_ids(tmp_path: Path) -> None:
 
 
 def test_converter_rejections(tmp_path: Path) -> None:
-    path = _trials(tmp_path, _pair("t1") + [base_record(task_id="t2")])
+    path = _trials(tmp_path, [*_pair("t1"), base_record(task_id="t2")])
     with pytest.raises(InputError, match=r"--treatment: expected a condition present in the "
                                          r"trials \(entroly, raw\), got 'combined'"):
         convert_cef([path], baseline="raw", treatment="combined", output_dir=tmp_path)

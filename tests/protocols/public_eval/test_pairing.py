@@ -16,7 +16,8 @@ def _table(path: str, rows: list[dict[str, Any]]) -> RowTable:
     return rows_from_lines([JsonLine(path, i + 1, r) for i, r in enumerate(rows)], path=path)
 
 
-def _row(iid: str, run: int | None = None, resolved: bool = True, tokens: int = 10) -> dict[str, Any]:
+def _row(iid: str, run: int | None = None, resolved: bool = True,
+         tokens: int = 10) -> dict[str, Any]:
     row: dict[str, Any] = {"instance_id": iid, "resolved": resolved, "tokens": tokens}
     if run is not None:
         row["run"] = run
@@ -78,5 +79,5 @@ def test_mismatch_shows_first_20_and_a_count() -> None:
 
 
 def test_empty_file_is_rejected() -> None:
-    with pytest.raises(InputError, match="^t.jsonl: expected at least one row, got an empty"):
+    with pytest.raises(InputError, match=r"^t\.jsonl: expected at least one row, got an empty"):
         pair_rows(_table("b.jsonl", [_row("a")]), _table("t.jsonl", []))

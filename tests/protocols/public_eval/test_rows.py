@@ -160,11 +160,12 @@ def test_usd_measured_false_means_unknown_not_zero(tmp_path: Path) -> None:
 def test_every_allowed_field_is_a_real_field() -> None:
     assert "tokens" in ALLOWED_FIELDS and "run" in ALLOWED_FIELDS
     assert "tokns" not in ALLOWED_FIELDS
-    assert ALLOWED_FIELDS == {
+    assert {
         "instance_id", "resolved", "tokens", "run", "usd", "usd_measured", "latency_ms",
         "tool_calls", "repeated_calls", "governance_tokens", "governance_usd",
         "governance_latency_ms", "reviewed_stops", "false_stops", "input_tokens",
-        "cached_input_tokens", "output_tokens", "reasoning_tokens", "total_tokens"}
+        "cached_input_tokens", "output_tokens", "reasoning_tokens",
+        "total_tokens"} == ALLOWED_FIELDS
 
 
 _VALUES = st.one_of(
@@ -209,3 +210,16 @@ def test_valid_rows_round_trip(value: dict[str, Any]) -> None:
             assert table.metrics[name][0] == float(value[name])
         else:
             assert math.isnan(table.metrics[name][0])
+
+
+def test_row_schema_agrees_on_types_and_names() -> None:
+    from ctxbench.schemas import available_schemas, validator
+
+    assert "ctxbench.public-eval-row.v1" in available_schemas()
+    assert "ctxbench.public-eval-report.v1" in available_schemas()
+    schema = validator("ctxbench.public-eval-row.v1")
+    assert list(schema.iter_errors(GOOD)) == []
+    assert list(schema.iter_errors({**GOOD, "run": 2, "usd_measured": False})) == []
+    for bad in ({**GOOD, "tokns": 1}, {**GOOD, "resolved": "false"},
+                {**GOOD, "tokens": True}, {**GOOD, "tokens": 1.5}, {"resolved": True}):
+        assert list(schema.iter_errors(bad)) != []

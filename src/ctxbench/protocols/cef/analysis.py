@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ctxbench.core.errors import InputError
 from ctxbench.core.rng import derive_rng
 from ctxbench.protocols.cef.compare import (
     ConditionResult,
@@ -89,6 +90,10 @@ def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
     pairing = pair_trials(table, prereg)
     scores, overridden = effective_scores(table, prereg, pairing.keep)
     claims = prereg.claims if prereg.claims is not None else pairing.conditions[1:]
+    unknown = [c for c in claims if c not in pairing.conditions[1:]]
+    if unknown:
+        raise InputError(f"preregistration: claims: condition {unknown[0]!r} has no trials "
+                         f"(conditions analyzed: {', '.join(pairing.conditions)})")
 
     strata_results: list[dict[str, Any]] = []
     for s, key in enumerate(pairing.strata):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ctxbench.core.atomic import atomic_write_json
 from ctxbench.core.digests import blake3_file
+from ctxbench.core.jsonl import iter_jsonl
 from ctxbench.protocols.cef.analysis import analyze
 from ctxbench.protocols.cef.prereg import (
     Preregistration,
@@ -16,11 +18,28 @@ from ctxbench.protocols.cef.prereg import (
     load_preregistration,
     with_overrides,
 )
-from ctxbench.protocols.cef.records import iter_trials
+from ctxbench.protocols.cef.records import fast_valid, parse_trial
 from ctxbench.protocols.cef.report import finalize
 from ctxbench.protocols.cef.table import TableBuilder, TrialTable
 
-__all__ = ["analyze_files", "load_settings", "read_table", "reproduce_command", "write_report"]
+__all__ = [
+    "analyze_files",
+    "example_paths",
+    "load_settings",
+    "read_table",
+    "reproduce_command",
+    "write_report",
+]
+
+
+def example_paths() -> tuple[Path, Path]:
+    """The bundled example: (trials.jsonl, prereg.toml) under ``ctxbench/data/examples/cef``.
+
+    The example is a synthetic conformance fixture (deterministic_fixture usage): its
+    report shows a passing and a failing condition across two workloads, but no headline.
+    """
+    root = Path(str(resources.files("ctxbench").joinpath("data", "examples", "cef")))
+    return root / "trials.jsonl", root / "prereg.toml"
 
 
 def load_settings(prereg_path: str | os.PathLike[str] | None,
@@ -38,8 +57,13 @@ def load_settings(prereg_path: str | os.PathLike[str] | None,
 def read_table(paths: Sequence[str | os.PathLike[str]], *, baseline: str = "raw") -> TrialTable:
     """Stream the trial files into columns (records are validated, then let go)."""
     builder = TableBuilder()
-    for trial in iter_trials(paths, baseline=baseline):
-        builder.add(trial)
+    for path in paths:
+        for item in iter_jsonl(path):
+            if fast_valid(item.value, baseline):
+                builder.add_record(item.value, item.path, item.line)
+            else:
+                builder.add(parse_trial(item.value, path=item.path, line=item.line,
+                                        baseline=baseline))
     return builder.build()
 
 

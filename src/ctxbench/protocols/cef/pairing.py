@@ -194,7 +194,7 @@ def pair_trials(table: TrialTable, prereg: Preregistration) -> Pairing:
         bad = np.flatnonzero((per_task != prereg.replicates) & (per_task > 0))
         if bad.shape[0]:
             t = int(inv_task[bad[0]])
-            provider, model, workload, version, scorer = table.strata[int(table.task_stratum[t])]
+            provider, model, workload, _version, _scorer = table.strata[int(table.task_stratum[t])]
             raise InputError(
                 f"trials: expected {prereg.replicates} replicate(s) per task as preregistered, "
                 f"got {int(per_task[bad[0]])} for task_id={table.task_ids[t]} "

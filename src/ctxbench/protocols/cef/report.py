@@ -63,7 +63,7 @@ def _operating_points(scores: Scores, rows: NDArray[np.int64],
             "task_score": float(scores.task_score[idx].mean()),
             "evidence_recall": float(scores.evidence_recall[idx].mean()),
             "unsupported_claim_rate": float(scores.unsupported_claim_rate[idx].mean()),
-            "context_tokens_total": int(round(ctx)),
+            "context_tokens_total": round(ctx),
             "context_tokens_mean": ctx / n,
             "billed_cost_usd_total": cost,
             "billed_cost_usd_mean": cost / n,
@@ -121,7 +121,7 @@ def _headline(model: str, workload: str, comparison: dict[str, Any], level: floa
     return (f"On {model} and {workload}, {comparison['condition']} retained the preregistered "
             f"quality bound while reducing provider-observed context by "
             f"{red['estimate'] * 100:.1f}% (paired {pct} CI: {red['low'] * 100:.1f}–"
-            f"{red['high'] * 100:.1f}%, {tasks} tasks).")
+            f"{red['high'] * 100:.1f}, {tasks} tasks).")
 
 
 def _counts(codes: NDArray[np.int64], names: Sequence[str]) -> dict[str, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,6 +80,44 @@ class TableBuilder:
             "task_score", "evidence_recall", "unsupported_claim_rate", "context_tokens",
             "billed_cost_usd", "latency_ms")}
         self._flags = {name: array("b") for name in ("failed", "has_commit")}
+        # Bound once: the per-record path appends without dictionary lookups.
+        ints, floats, flags = self._ints, self._floats, self._flags
+        self._c_task, self._c_replicate = ints["task"], ints["replicate"]
+        self._c_condition, self._c_usage = ints["condition"], ints["usage_source"]
+        self._c_cost_source, self._c_file = ints["cost_source"], ints["file"]
+        self._c_line = ints["line"]
+        self._c_score, self._c_recall = floats["task_score"], floats["evidence_recall"]
+        self._c_unsupported = floats["unsupported_claim_rate"]
+        self._c_context, self._c_cost = floats["context_tokens"], floats["billed_cost_usd"]
+        self._c_latency = floats["latency_ms"]
+        self._c_failed, self._c_commit = flags["failed"], flags["has_commit"]
+
+    def add_record(self, obj: dict[str, Any], path: str, line: int) -> None:
+        """Append a decoded record already accepted by ``records.fast_valid``."""
+        key = (obj["provider"], obj["model"], obj["workload"], obj["workload_version"],
+               obj["scorer"])
+        stratum = self._strata.setdefault(key, len(self._strata))
+        self._c_task.append(self._tasks.setdefault((stratum, obj["task_id"]), len(self._tasks)))
+        self._c_replicate.append(obj["replicate"])
+        condition = obj["condition"]
+        self._c_condition.append(self._conditions.setdefault(condition, len(self._conditions)))
+        self._c_usage.append(_USAGE_CODE[obj["usage_source"]])
+        cost_source = obj["cost_source"]
+        self._c_cost_source.append(_COST_CODE[cost_source])
+        self._c_file.append(self._files.setdefault(path, len(self._files)))
+        self._c_line.append(line)
+        self._c_score.append(obj["task_score"])
+        self._c_recall.append(obj["evidence_recall"])
+        self._c_unsupported.append(obj["unsupported_claim_rate"])
+        self._c_context.append(obj["context_tokens"])
+        self._c_cost.append(obj["billed_cost_usd"])
+        self._c_latency.append(obj["latency_ms"])
+        self._c_failed.append(obj["outcome"] == "error")
+        self._c_commit.append(obj["context_commit_id"] is not None)
+        schema = obj["schema_version"]
+        self._formats[schema] = self._formats.get(schema, 0) + 1
+        ref = (cost_source, obj["cost_source_reference"])
+        self._refs[ref] = self._refs.get(ref, 0) + 1
 
     def add(self, t: Trial) -> None:
         key = (t.provider, t.model, t.workload, t.workload_version, t.scorer)

@@ -7,8 +7,13 @@ bytes, and paths that resolve outside the corpus, are reported per artifact.
 from __future__ import annotations
 
 import os
+import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+import blake3
 
 from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import IntegrityError
@@ -74,29 +79,106 @@ class CorpusCheck:
                 f"({len(self.problems)} artifact(s)): {lines}{tail}")
 
 
-def verify_corpus(benchmark: Benchmark, corpus_dir: str | os.PathLike[str]) -> CorpusCheck:
-    """Stream-hash every registered file under ``corpus_dir`` and compare with the registry."""
+def verify_corpus(benchmark: Benchmark, corpus_dir: str | os.PathLike[str], *,
+                  workers: int | None = None) -> CorpusCheck:
+    """Stream-hash every registered file under ``corpus_dir`` and compare with the registry.
+
+    Files are read in 1 MiB chunks (memory-mapped from 64 MiB), so no corpus is ever held
+    in memory. ``workers`` > 1 hashes several files at once on threads (reading and BLAKE3
+    release the GIL); the default is one thread, which was the faster choice on the small
+    shared machines measured (benchmarks/RESULTS-eceb.md). Each directory's
+    real location is resolved once; a file that is itself a symlink is resolved fully, so
+    nothing outside the corpus is ever hashed.
+    """
     base = Path(corpus_dir)
     if not base.is_dir():
         raise IntegrityError(f"{base}: expected a corpus directory, got no such directory")
+    real_base = base.resolve()
+    parents: dict[str, str | None] = {"": str(real_base)}
+    targets = [_locate(real_base, a.path, parents) for a in benchmark.artifacts]
+    count = 1 if workers is None else workers
+    if count <= 1 or len(targets) < 64:
+        results = [_check(t) for t in targets]
+    else:
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            results = list(pool.map(_check, targets, chunksize=16))
     problems: list[CorpusProblem] = []
     total = 0
-    for artifact in benchmark.artifacts:
-        aid, rel, want = artifact.artifact_id, artifact.path, artifact.blake3
-        try:
-            target = resolve_in_corpus(base, rel)
-        except IntegrityError:
-            problems.append(CorpusProblem(aid, rel, "escapes_corpus", want, None))
-            continue
-        if not target.exists():
-            problems.append(CorpusProblem(aid, rel, "missing", want, None))
-            continue
-        if not target.is_file():
-            problems.append(CorpusProblem(aid, rel, "not_a_file", want, None))
-            continue
-        total += target.stat().st_size
-        got = blake3_file(target)
-        if got != want:
-            problems.append(CorpusProblem(aid, rel, "stale", want, got))
+    for artifact, (found, got, size) in zip(benchmark.artifacts, results, strict=True):
+        total += size
+        problem = "stale" if found is None and got != artifact.blake3 else found
+        if problem is not None:
+            problems.append(CorpusProblem(artifact.artifact_id, artifact.path, problem,
+                                          artifact.blake3, got if problem == "stale" else None))
     return CorpusCheck(str(base), benchmark.root, len(benchmark.artifacts), total,
                        tuple(problems))
+
+
+_LOCAL = threading.local()
+
+
+def _check(target: str | None) -> tuple[str | None, str | None, int]:
+    """(problem or None, digest, bytes) for one located file."""
+    if target is None:
+        return "escapes_corpus", None, 0
+    buffer = getattr(_LOCAL, "buffer", None)
+    if buffer is None:
+        buffer = _LOCAL.buffer = bytearray(_CHUNK)
+    try:
+        got, size = _hash_file(target, buffer)
+    except FileNotFoundError:
+        return "missing", None, 0
+    except (IsADirectoryError, _NotAFile):
+        return "not_a_file", None, 0
+    return None, got, size
+
+
+_CHUNK = 1 << 20
+_MMAP_FROM = 64 << 20
+
+
+class _NotAFile(Exception):
+    pass
+
+
+def _locate(real_base: Path, rel: str, parents: dict[str, str | None]) -> str | None:
+    """The real path of ``rel`` (a string, for speed), or None when it leaves the corpus."""
+    parent, _, name = rel.rpartition("/")
+    if parent not in parents:
+        resolved = (real_base / parent).resolve(strict=False)
+        parents[parent] = str(resolved) if resolved.is_relative_to(real_base) else None
+    real_parent = parents[parent]
+    if real_parent is None:
+        return None
+    target = real_parent + "/" + name
+    try:
+        if not stat.S_ISLNK(os.lstat(target).st_mode):
+            return target
+    except FileNotFoundError:
+        return target
+    try:
+        return str(resolve_in_corpus(real_base, rel))
+    except IntegrityError:
+        return None
+
+
+def _hash_file(path: str, buffer: bytearray) -> tuple[str, int]:
+    # os-level calls: per-file overhead dominates when a corpus has many small files
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotAFile(path)
+        if info.st_size >= _MMAP_FROM:
+            return blake3_file(path), info.st_size
+        view = memoryview(buffer)
+        hasher = blake3.blake3()
+        size = 0
+        while n := os.readv(fd, [view]):
+            hasher.update(view[:n])
+            size += n
+            if n < len(buffer) and size == info.st_size:
+                break  # a short read that reaches the stat size is the end of the file
+        return str(hasher.hexdigest()), size
+    finally:
+        os.close(fd)

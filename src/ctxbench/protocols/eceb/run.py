@@ -80,18 +80,29 @@ def parse_run(value: Any, *, path: str) -> Run:
 def _no_floats(value: Any, path: str, pointer: str) -> None:
     # Floats are rejected wherever they appear, before field checks, so that "1.0 where
     # an integer is required" always reads as that and never as a type mix-up elsewhere.
+    # The pointer is only built once a float is known to be there (runs are large).
+    if not _has_float(value):
+        return
     if isinstance(value, float):
         raise PointerError(path, pointer or "/",
                            f"expected an integer (every number in a run is an integer), "
                            f"got {describe_value(value)}")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, dict | list | float):
-                _no_floats(item, path, pointer_join(pointer, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, dict | list | float):
-                _no_floats(item, path, pointer_join(pointer, index))
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        _no_floats(item, path, pointer_join(pointer, key))
+
+
+def _has_float(value: Any) -> bool:
+    kind = type(value)
+    if kind is float:
+        return True
+    if kind is dict:
+        return any(_has_float(v) for v in value.values()
+                   if type(v) is float or type(v) is dict or type(v) is list)
+    if kind is list:
+        return any(_has_float(v) for v in value
+                   if type(v) is float or type(v) is dict or type(v) is list)
+    return False
 
 
 def _scalars(top: Fields, name: str) -> dict[str, Any]:
@@ -129,6 +140,13 @@ def _observations(top: Fields) -> tuple[Observation, ...]:
         if not isinstance(raw, dict):
             raise PointerError(top.path, pointer,
                                f"expected a JSON object, got {describe_value(raw)}")
+        fast = _fast_observation(raw, index)
+        if fast is not None:
+            key = (fast.task_id, fast.strategy, fast.budget, fast.repetition)
+            if key not in seen:
+                seen[key] = index
+                out.append(fast)
+                continue
         f = Fields(raw, path=top.path, pointer=pointer)
         f.only(_OBS)
         f.require(_OBS)
@@ -161,6 +179,58 @@ def _observations(top: Fields) -> tuple[Observation, ...]:
             index=index,
         ))
     return tuple(out)
+
+
+_OBS_SET = frozenset(_OBS)
+_INTS = ("input_tokens", "output_tokens", "input_cost_micro_usd", "output_cost_micro_usd",
+         "latency_ms")
+
+
+def _fast_observation(raw: dict[str, Any], index: int) -> Observation | None:
+    """The observation when every field is plainly valid; None sends it to the located checks.
+
+    Runs hold hundreds of thousands of observations, so the common case is checked with
+    direct type tests; anything unusual takes the slow path, which names the problem.
+    """
+    if raw.keys() != _OBS_SET:
+        return None
+    task_id, strategy, budget = raw["task_id"], raw["strategy"], raw["budget"]
+    repetition, quality, answer = raw["repetition"], raw["quality_milli"], raw["answer"]
+    if type(task_id) is not str or not task_id.strip() or strategy not in STRATEGIES:
+        return None
+    if strategy == "full_permitted_context":
+        if budget is not None:
+            return None
+    elif type(budget) is not int or budget < 1:
+        return None
+    if type(repetition) is not int or repetition < 1 or type(quality) is not int \
+            or not 0 <= quality <= 1000 or type(answer) is not str:
+        return None
+    for name in _INTS:
+        value = raw[name]
+        if type(value) is not int or value < 0:
+            return None
+    context = raw["context_blake3"]
+    if type(context) is not str or _HEX.fullmatch(context) is None:
+        return None
+    selected_raw = raw["selected_artifacts"]
+    if type(selected_raw) is not list:
+        return None
+    selected: list[Selected] = []
+    seen: set[str] = set()
+    for item in selected_raw:
+        if type(item) is not dict or len(item) != 2:
+            return None
+        artifact_id, digest = item.get("artifact_id"), item.get("blake3")
+        if type(artifact_id) is not str or not artifact_id.strip() or artifact_id in seen \
+                or type(digest) is not str or _HEX.fullmatch(digest) is None:
+            return None
+        seen.add(artifact_id)
+        selected.append(Selected(artifact_id, digest))
+    return Observation(task_id, strategy, budget, repetition, raw["input_tokens"],
+                       raw["output_tokens"], raw["input_cost_micro_usd"],
+                       raw["output_cost_micro_usd"], raw["latency_ms"], quality, answer,
+                       tuple(selected), context, index)
 
 
 def _hex(f: Fields, name: str) -> str:

@@ -169,35 +169,43 @@ def _fast_ok(value: dict[str, Any]) -> bool:
 
 def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
     """Validate decoded lines and build the columns (see :class:`RowTable`)."""
+    nan = math.nan
     ids: list[str] = []
     runs: list[int] = []
     numbers: list[int] = []
     resolved: list[bool] = []
     tokens: list[int] = []
+    usd: list[float] = []
+    latency: list[float] = []
+    tools: list[float] = []
     usd_measured_false: list[int] = []
-    columns: dict[str, list[tuple[int, float]]] = {name: [] for name in METRIC_FIELDS}
-    simple = (("usd", columns["usd"]), ("latency_ms", columns["latency_ms"]),
-              ("tool_calls", columns["tool_calls"]))
+    # Rare fields (governance, breakdown) as (row, value) pairs; the common ones as lists.
+    rare: dict[str, list[tuple[int, float]]] = {
+        name: [] for name in METRIC_FIELDS if name not in ("usd", "latency_ms", "tool_calls")}
     index = 0
     for item in lines:
         value = item.value
         if not _fast_ok(value):
             check_row(value, path=item.path, line=item.line)
-            for name in METRIC_FIELDS:
-                if name in value and name not in ("usd", "latency_ms", "tool_calls"):
-                    columns[name].append((index, value[name]))
+            for name, entries in rare.items():
+                if name in value:
+                    entries.append((index, value[name]))
             if value.get("usd_measured") is False:
                 usd_measured_false.append(index)
+        get = value.get
         ids.append(value["instance_id"])
-        runs.append(value.get("run", 0))
+        runs.append(get("run", 0))
         numbers.append(item.line)
         resolved.append(value["resolved"])
         tokens.append(value["tokens"])
-        for name, column in simple:
-            if name in value:
-                column.append((index, value[name]))
+        usd.append(get("usd", nan))
+        latency.append(get("latency_ms", nan))
+        tools.append(get("tool_calls", nan))
         index += 1
-    metrics = {name: _column(entries, index) for name, entries in columns.items()}
+    metrics = {name: _column(entries, index) for name, entries in rare.items()}
+    metrics["usd"] = np.asarray(usd, dtype=np.float64)
+    metrics["latency_ms"] = np.asarray(latency, dtype=np.float64)
+    metrics["tool_calls"] = np.asarray(tools, dtype=np.float64)
     if usd_measured_false:
         metrics["usd"][np.asarray(usd_measured_false, dtype=np.int64)] = np.nan
     return RowTable(
@@ -207,7 +215,7 @@ def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
         line=np.asarray(numbers, dtype=np.int64),
         resolved=np.asarray(resolved, dtype=np.bool_),
         tokens=np.asarray(tokens, dtype=np.float64),
-        metrics=metrics,
+        metrics={name: metrics[name] for name in METRIC_FIELDS},
         usd_unmeasured=len(usd_measured_false),
     )
 
@@ -215,8 +223,8 @@ def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
 def _column(entries: list[tuple[int, float]], rows: int) -> NDArray[np.float64]:
     out = np.full(rows, np.nan, dtype=np.float64)
     if entries:
-        where, values = zip(*entries, strict=True)
-        out[np.asarray(where, dtype=np.int64)] = np.asarray(values, dtype=np.float64)
+        where = np.fromiter((i for i, _ in entries), dtype=np.int64, count=len(entries))
+        out[where] = np.fromiter((v for _, v in entries), dtype=np.float64, count=len(entries))
     return out
 
 

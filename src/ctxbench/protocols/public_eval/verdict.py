@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 MIN_RELIABLE_TASKS = 30
+_DISTINCT_LIMIT = 64
 PREREGISTRATION_NOTE = (
     "Preregister the quality non-inferiority margin before inspecting the final result. "
     "Freeze the model version, agent code, prompt, temperature, tools, limits and task "
@@ -95,8 +96,9 @@ def sample_warnings(tasks: int, settings: Settings, single_runs: bool) -> list[s
     if tasks < MIN_RELIABLE_TASKS:
         out.append(f"only {tasks} distinct instance(s), fewer than {MIN_RELIABLE_TASKS}: "
                    "the interval is unreliable")
-    distinct = distinct_resamples(tasks)
-    if distinct < settings.bootstrap_samples:
+    # C(2n-1, n) passes 10**12 at n = 22; computing it for large n would only cost time.
+    distinct = distinct_resamples(tasks) if tasks <= _DISTINCT_LIMIT else None
+    if distinct is not None and distinct < settings.bootstrap_samples:
         out.append(f"only {distinct} distinct resamples of {tasks} instance(s) exist; the "
                    f"{settings.bootstrap_samples} bootstrap resamples repeat them")
     if not single_runs:
@@ -127,7 +129,7 @@ def metric_warnings(cells: PairedCells, settings: Settings) -> list[str]:
                 out.append(f"{name} is not measured in any row: its totals and savings "
                            "are null")
         else:
-            out.append(f"{name} is missing in some rows ({'; '.join(lacking)}): its totals "
+            out.append(f"{name} is not measured in every row ({'; '.join(lacking)}): its totals "
                        "are null, never counted as 0")
     return out
 

@@ -55,7 +55,7 @@ class LlamaCppProvider:
             raise InputError(f"{path}: expected a GGUF model file, got nothing there")
         self.model_path = path
         self._llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
-                                      verbose=False, seed=0)
+                                      n_threads_batch=n_threads, verbose=False, seed=0)
         self._lock = asyncio.Lock()
         self._counter = 0
 

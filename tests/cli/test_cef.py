@@ -1,0 +1,111 @@
+"""``ctxbench cef analyze | render | validate``: exit codes, messages and files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ctxbench.cli.errors import run_guarded
+from ctxbench.cli.main import cli
+from ctxbench.protocols.cef.synthetic import base_record
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "src/ctxbench/data/examples/cef"
+
+
+def ctxbench(*args: str) -> int:
+    return run_guarded(cli, list(args))
+
+
+@pytest.fixture
+def example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("trials.jsonl", "prereg.toml"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_analyze_render_and_reproduce(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ctxbench("cef", "analyze", "trials.jsonl", "--prereg", "prereg.toml",
+                    "--output", "report.json") == 0
+    out = capsys.readouterr().out
+    assert "entroly: quality_preserving_context_win" in out and "combined: NO CLAIM" in out
+    report = json.loads((example / "report.json").read_text())
+    assert report["methodology"]["reproduce"] == (
+        "ctxbench cef analyze trials.jsonl --prereg prereg.toml --output report.json")
+    first = (example / "report.json").read_bytes()
+    assert ctxbench("cef", "analyze", "trials.jsonl", "--prereg", "prereg.toml",
+                    "--output", "report.json") == 0
+    assert (example / "report.json").read_bytes() == first
+    assert ctxbench("cef", "render", "report.json", "--output", "report.md") == 0
+    md = (example / "report.md").read_text()
+    assert "H3 unsupported-claim-rate delta" in md
+    assert "ctxbench cef analyze trials.jsonl --prereg prereg.toml --output report.json" in md
+
+
+def test_check_exits_1_when_a_claimed_condition_fails(example: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert ctxbench("cef", "analyze", "trials.jsonl", "--prereg", "prereg.toml",
+                    "--output", "r.json", "--check") == 1
+    assert "ctxbench: check failed: NO CLAIM for combined" in capsys.readouterr().err
+    prereg = (example / "prereg.toml").read_text().replace(
+        'claims = ["entroly", "combined"]', 'claims = ["entroly"]')
+    (example / "p2.toml").write_text(prereg)
+    assert ctxbench("cef", "analyze", "trials.jsonl", "--prereg", "p2.toml",
+                    "--output", "r.json", "--check") == 0
+
+
+def test_flags_cannot_override_a_preregistration(example: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert ctxbench("cef", "analyze", "trials.jsonl", "--prereg", "prereg.toml",
+                    "--quality-tolerance", "0.05") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxbench: error: --quality-tolerance: a supplied preregistration "
+                          "may not be overridden from the command line")
+
+
+def test_without_preregistration_every_setting_is_in_the_command(
+        example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ctxbench("cef", "analyze", "trials.jsonl", "--seed", "5", "--unit", "task",
+                    "--bootstrap-samples", "500") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["methodology"]["reproduce"] == (
+        "ctxbench cef analyze trials.jsonl --bootstrap-samples 500 --seed 5 "
+        "--quality-tolerance 0.01 --confidence-level 0.95 --unit task")
+    assert report["preregistration"]["source"] == "protocol_defaults_with_command_line"
+
+
+def test_validate_lists_every_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([json.dumps(base_record()), json.dumps(base_record(replicate=-1)),
+                               "{", json.dumps(base_record(condition="x"))]) + "\n")
+    assert ctxbench("cef", "validate", str(path)) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: replicate: expected an integer >= 0" in err
+    assert f"{path}:3: expected valid JSON" in err
+    assert f"{path}:4: condition: expected one of raw" in err
+    assert ctxbench("cef", "validate", str(path), "--max-errors", "1") == 2
+    assert "... and 2 more error(s)" in capsys.readouterr().err
+    path.write_text(json.dumps(base_record()) + "\n")
+    assert ctxbench("cef", "validate", str(path)) == 0
+    assert "1 trial record(s) valid in 1 file(s)" in capsys.readouterr().out
+
+
+def test_analyze_reports_invalid_input_on_one_line(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(base_record(task_score="1")) + "\n")
+    assert ctxbench("cef", "analyze", str(path)) == 2
+    err = capsys.readouterr().err
+    assert err == (f"ctxbench: error: {path}:1: task_score: expected a number in [0, 1], got "
+                   'the string "1"\n')
+
+
+def test_render_refuses_other_documents(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.json"
+    path.write_text('{"schema_version": "other"}')
+    assert ctxbench("cef", "render", str(path)) == 2
+    assert "expected a ctxbench.cef-report.v1 report" in capsys.readouterr().err

@@ -1,0 +1,95 @@
+"""``ctxbench public-eval``: exit codes, output forms, --check, --from-cef."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxbench.cli.errors import run_guarded
+from ctxbench.cli.main import cli
+from ctxbench.protocols.cef.synthetic import base_record
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+BASIC = [str(GOLDEN / "public-eval-basic" / n) for n in ("baseline.jsonl", "treatment.jsonl")]
+MARGIN = [str(GOLDEN / "public-eval-within-margin" / n)
+          for n in ("baseline.jsonl", "treatment.jsonl")]
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = run_guarded(cli, args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_markdown_default_and_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["public-eval", *BASIC, "--treatment-name", "marginal", "--check"],
+                          capsys)
+    assert code == 0 and err == ""
+    assert out == (GOLDEN / "public-eval-basic" / "report.md").read_text(encoding="utf-8")
+
+
+def test_json_is_byte_identical_across_runs(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, first, _ = _run(["public-eval", *BASIC, "--json", "--seed", "42"], capsys)
+    assert code == 0
+    code, second, _ = _run(["public-eval", *BASIC, "--json", "--seed", "42"], capsys)
+    assert first == second
+    assert json.loads(first)["schema_version"] == "ctxbench.public-eval-report.v1"
+    target = tmp_path / "report.json"
+    code, out, _ = _run(["public-eval", *BASIC, "--json", "--output", str(target)], capsys)
+    assert code == 0 and out == "" and target.read_text(encoding="utf-8") == first
+
+
+def test_check_fails_with_exit_1_when_not_supported(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["public-eval", *MARGIN, "--check"], capsys)
+    assert code == 1
+    assert "**Status: quality_regression**" in out
+    assert err.startswith("ctxbench: check failed: status is quality_regression: not shown "
+                          "non-inferior")
+    code, _, _ = _run(["public-eval", *MARGIN], capsys)
+    assert code == 0
+
+
+def test_input_errors_exit_2_with_one_line(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"instance_id": "a", "resolved": "false", "tokens": 1}\n')
+    code, out, err = _run(["public-eval", str(bad), BASIC[1]], capsys)
+    assert code == 2 and out == ""
+    assert err == (f'ctxbench: error: {bad}:1: resolved: expected a JSON boolean, got the '
+                   'string "false"\n')
+    code, _, err = _run(["public-eval", BASIC[0]], capsys)
+    assert code == 2
+    assert err == ("ctxbench: error: public-eval: expected BASELINE.jsonl TREATMENT.jsonl, "
+                   "got 1 file(s)\n")
+    code, _, err = _run(["public-eval", *BASIC, "--confidence-level", "2"], capsys)
+    assert code == 2 and "--confidence-level: expected a number in [0.5, 1)" in err
+
+
+def test_from_cef_writes_both_row_files(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    commit = "ctx_" + "ab" * 16
+    records = []
+    for task in ("t1", "t2", "t3"):
+        records.append(base_record(task_id=task, provider_request_id=f"r{task}"))
+        records.append(base_record(task_id=task, condition="entroly", context_tokens=500,
+                                   context_commit_id=commit, provider_request_id=f"e{task}"))
+    trials = tmp_path / "trials.jsonl"
+    trials.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out_dir = tmp_path / "rows"
+    code, out, err = _run(["public-eval", "--from-cef", str(trials), "--baseline", "raw",
+                           "--treatment", "entroly", "--output-dir", str(out_dir)], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [str(out_dir / "raw.jsonl"), str(out_dir / "entroly.jsonl")]
+    code, out, _ = _run(["public-eval", str(out_dir / "raw.jsonl"),
+                         str(out_dir / "entroly.jsonl"), "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0 and report["tasks"] == 3
+    assert report["savings"]["tokens"]["percent_saved"] == pytest.approx(
+        100 * (1 - 520 / 1020), abs=1e-4)
+    code, _, err = _run(["public-eval", "--from-cef", str(trials), "--output-dir",
+                         str(out_dir)], capsys)
+    assert code == 2
+    assert err == "ctxbench: error: --from-cef: expected --treatment NAME and --output-dir DIR\n"

@@ -1,0 +1,66 @@
+"""``ctxbench run``: exit codes, one-line errors, the printed summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxbench.cli.main import main
+
+QA = ('{"_id": "q1", "input": "Which port?", "context": "The gateway listens on port 8443.", '
+      '"answers": ["8443"]}\n')
+
+
+def spec(tmp_path: Path, model: str = 'provider = "fixture"') -> Path:
+    (tmp_path / "qa.jsonl").write_text(QA, encoding="utf-8")
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        f'name = "cli"\nseed = 1\nreplicates = 2\noutput = "out"\n[workload]\n'
+        f'source = "qa.jsonl"\n[model]\n{model}\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n'
+        '[[conditions]]\nstrategy = "compiled"\nbudgets = [200]\n', encoding="utf-8")
+    return path
+
+
+def run(args: list[str]) -> int:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    code = info.value.code
+    assert isinstance(code, int)
+    return code
+
+
+def test_run_prints_verdicts_and_reports(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["run", str(spec(tmp_path)), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "NOTE: conformance fixture" in out
+    assert "4 trial(s) run, 0 already recorded, 4 planned" in out
+    assert "CEF compiled@200 vs full_permitted_context:" in out
+    assert f"cef-report.json: {tmp_path / 'out' / 'cef-report.json'}" in out
+    assert run(["run", str(tmp_path / "exp.toml"), "--resume", "--no-progress"]) == 0
+    assert "0 trial(s) run, 4 already recorded" in capsys.readouterr().out
+
+
+def test_spec_errors_are_one_line_and_exit_2(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = spec(tmp_path, 'provider = "fixture"\ntemperature = "low"')
+    assert run(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f'ctxbench: error: {path}: [model].temperature: expected a number in '
+                   '[0, 2], got the string "low"\n')
+
+
+def test_second_run_without_resume_is_refused(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = spec(tmp_path)
+    assert run(["run", str(path), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert run(["run", str(path), "--no-progress"]) == 2
+    assert "already holds a run; continue it with `ctxbench run" in capsys.readouterr().err
+
+
+def test_missing_spec_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["run", str(tmp_path / "nope.toml")]) == 2
+    assert capsys.readouterr().err == f"ctxbench: error: {tmp_path / 'nope.toml'}: file not found\n"

@@ -1,0 +1,52 @@
+"""The CEF Markdown renderer prints only what the report JSON holds."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxbench.render.cef import render_markdown
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def _report(case: str) -> dict[str, Any]:
+    value = json.loads((GOLDEN / case / "report.json").read_text(encoding="utf-8"))
+    assert isinstance(value, dict)
+    return value
+
+
+def test_failures_caveats_and_h3_are_shown_beside_passes() -> None:
+    md = render_markdown(_report("cef-two-stratum"))
+    assert "H3 unsupported-claim-rate delta" in md
+    assert "**entroly: NO CLAIM**" in md and "**quality_preserving_context_win**" in md
+    assert "## Caveats" in md and "hardware, energy, operations and depreciation" in md
+    assert "acts as a one-sided test at 2.5%" in md
+    assert "task ops-logs-000029 in ops-logs" in md
+
+
+def test_numbers_come_from_the_json() -> None:
+    report = _report("cef-passing")
+    changed = copy.deepcopy(report)
+    comp = changed["strata"][0]["comparisons"][0]
+    comp["context_reduction"]["low"] = 0.123456
+    changed["headlines"] = ["A headline written only in the JSON."]
+    md = render_markdown(changed)
+    assert "[12.3%," in md and "- A headline written only in the JSON." in md
+    assert render_markdown(report) != md
+
+
+def test_reproduce_command_has_every_flag_used() -> None:
+    md = render_markdown(_report("cef-failure-heavy"))
+    assert ("ctxbench cef analyze trials.jsonl --bootstrap-samples 1000 --seed 3 "
+            "--quality-tolerance 0.01 --confidence-level 0.95 --unit task-replicate "
+            "--output report.json") in md
+    assert "ctxbench cef render report.json --output report.md" in md
+
+
+def test_no_headline_is_explained() -> None:
+    md = render_markdown(_report("cef-no-claim"))
+    assert "No headline: no claimed condition holds a quality-preserving context win." in md
+    assert "too few paired units: 8 < the preregistered minimum 10" in md

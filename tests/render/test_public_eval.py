@@ -1,0 +1,99 @@
+"""Markdown of public-eval reports, checked against golden files and the protocol's sentence.
+
+Golden files: ``tests/golden/public-eval-*/report.{json,md}``. Regenerate them with
+``CTXBENCH_UPDATE_GOLDEN=1 .venv/bin/pytest tests/render/test_public_eval.py`` (never
+updated otherwise).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.core.atomic import report_json_bytes
+from ctxbench.protocols.public_eval import Settings, compare_files
+from ctxbench.render.public_eval import claim_sentence, render_markdown
+from ctxbench.schemas import validator
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+CASES = {
+    "public-eval-basic": Settings(treatment_name="marginal"),
+    "public-eval-repeated": Settings(treatment_name="governor", quality_margin_pp=2.0),
+    "public-eval-within-margin": Settings(treatment_name="compressor"),
+}
+
+
+def _check_golden(path: Path, data: bytes) -> None:
+    if os.environ.get("CTXBENCH_UPDATE_GOLDEN") == "1":
+        path.write_bytes(data)
+    assert path.exists(), f"missing golden file {path}; run with CTXBENCH_UPDATE_GOLDEN=1"
+    assert data == path.read_bytes(), f"{path} differs (CTXBENCH_UPDATE_GOLDEN=1 to accept)"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_reports(case: str) -> None:
+    folder = GOLDEN / case
+    report = compare_files(folder / "baseline.jsonl", folder / "treatment.jsonl", CASES[case])
+    assert list(validator("ctxbench.public-eval-report.v1").iter_errors(report)) == []
+    _check_golden(folder / "report.json", report_json_bytes(report))
+    _check_golden(folder / "report.md", render_markdown(report).encode("utf-8"))
+
+
+def test_golden_statuses() -> None:
+    import json
+
+    statuses = {case: json.loads((GOLDEN / case / "report.json").read_text())["status"]
+                for case in CASES}
+    assert statuses == {"public-eval-basic": "supported",
+                        "public-eval-repeated": "quality_regression",
+                        "public-eval-within-margin": "quality_regression"}
+
+
+def _example() -> dict[str, Any]:
+    report = compare_files(GOLDEN / "public-eval-basic" / "baseline.jsonl",
+                           GOLDEN / "public-eval-basic" / "treatment.jsonl")
+    report["savings"]["tokens"].update(percent_saved=38.4, ci=[31.0, 45.2])
+    report["quality"].update(resolved_delta_pp=-0.4, delta_ci_pp=[-2.1, 1.3], margin_pp=1.0,
+                             non_inferior=True)
+    return report
+
+
+def test_protocol_sentence_form() -> None:
+    assert claim_sentence(_example()) == (
+        "38.4% fewer tokens (95% CI 31.0\u201345.2) with a -0.4 pp resolve-rate delta "
+        "(95% CI -2.1 to 1.3) under a preregistered 1.0 pp margin: non-inferior.")
+
+
+def test_sentence_for_more_tokens_and_failed_gate() -> None:
+    report = _example()
+    report["savings"]["tokens"].update(percent_saved=-12.5, ci=[-20.0, -4.1])
+    report["quality"].update(non_inferior=False)
+    assert claim_sentence(report) == (
+        "12.5% more tokens (95% CI of the saving -20.0 to -4.1) with a -0.4 pp resolve-rate "
+        "delta (95% CI -2.1 to 1.3) under a preregistered 1.0 pp margin: not shown "
+        "non-inferior.")
+
+
+def test_markdown_uses_only_report_numbers() -> None:
+    report = _example()
+    text = render_markdown(report)
+    assert "| Metric | Baseline (baseline) | Treatment (treatment) | Change |" in text
+    assert "| Tokens | 2,026,717 | 1,221,133 | 38.4% fewer (95% CI 31.0\u201345.2) |" in text
+    assert "**Status: supported**" in text
+    changed = copy.deepcopy(report)
+    changed["baseline"]["tokens"] = 5
+    assert "| Tokens | 5 | 1,221,133 |" in render_markdown(changed)
+
+
+def test_markdown_shows_unknown_usd_and_warnings() -> None:
+    report = _example()
+    report["baseline"]["usd"] = None
+    report["savings"]["usd"] = None
+    report["warnings"] = ["usd is not measured (baseline: 1 of 40 rows)"]
+    text = render_markdown(report)
+    assert "| USD | not measured | $14.6536 | \u2014 |" in text
+    assert "## Warnings\n\n- usd is not measured (baseline: 1 of 40 rows)" in text

@@ -1,0 +1,60 @@
+"""The append-only trial log: resume keys, torn tails, duplicates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxbench.core import InputError
+from ctxbench.runner.trial_log import TrialLog
+
+
+def rec(task: str, cond: str = "full_permitted_context", rep: int = 0) -> dict[str, object]:
+    return {"task_id": task, "condition": cond, "replicate": rep, "x": 1}
+
+
+def test_append_then_resume_reads_keys(tmp_path: Path) -> None:
+    log = TrialLog(tmp_path / "t.jsonl", resume=False)
+    log.append(rec("a"))
+    log.append(rec("a", rep=1))
+    log.close()
+    again = TrialLog(tmp_path / "t.jsonl", resume=True)
+    assert again.recorded == {("a", "full_permitted_context", 0),
+                              ("a", "full_permitted_context", 1)}
+    assert again.torn is None
+    again.close()
+
+
+def test_torn_last_line_is_reported_and_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(rec("a")) + "\n" + '{"task_id": "b", "condi', encoding="utf-8")
+    log = TrialLog(path, resume=True)
+    assert log.torn is not None and log.torn.line == 2
+    assert log.recorded == {("a", "full_permitted_context", 0)}
+    assert (tmp_path / "t.jsonl.torn").read_text(encoding="utf-8") == (
+        '{"task_id": "b", "condi\n')
+    log.append(rec("b"))
+    log.close()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["task_id"] for line in lines] == ["a", "b"]
+
+
+def test_without_resume_a_torn_tail_refuses_to_append(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"task_id": "b"', encoding="utf-8")
+    with pytest.raises(InputError, match=r"t.jsonl:1: expected a complete last line"):
+        TrialLog(path, resume=False)
+
+
+def test_a_trial_is_never_recorded_twice(tmp_path: Path) -> None:
+    log = TrialLog(tmp_path / "t.jsonl", resume=False)
+    log.append(rec("a"))
+    with pytest.raises(InputError, match=r"a second record of \('a', "):
+        log.append(rec("a"))
+    log.close()
+    path = tmp_path / "dup.jsonl"
+    path.write_text(json.dumps(rec("a")) + "\n" + json.dumps(rec("a")) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"dup.jsonl:2: expected each trial recorded once"):
+        TrialLog(path, resume=True)
