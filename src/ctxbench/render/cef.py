@@ -155,8 +155,9 @@ def _failures(report: dict[str, Any]) -> list[str]:
                f"{f['trials_failed']}; by condition: "
                + ", ".join(f"{k} {v}" for k, v in f["by_condition"].items()))
     out.append(f"- Recorded scores overridden by the failure scores: {over['trials']} trial(s) "
-               f"(task score {over['task_score']}, evidence recall {over['evidence_recall']}, "
-               f"unsupported-claim rate {over['unsupported_claim_rate']})")
+               f"(fields replaced: task_score in {over['task_score']}, evidence_recall in "
+               f"{over['evidence_recall']}, unsupported_claim_rate in "
+               f"{over['unsupported_claim_rate']})")
     out.append("- Pairs with a failure, credited zero reduction: "
                + ", ".join(f"{k} {v}" for k, v in
                            f["failed_pairs_credited_zero_reduction"].items()))
