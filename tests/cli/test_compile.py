@@ -106,6 +106,8 @@ def test_plain_directory_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert (code, err) == (2, "ctxbench: error: compile: --corpus DIR is required\n")
     code, _, err = _run(["compile", "--corpus", str(tmp_path), "--budget", "5"], capsys)
     assert code == 2 and "--query TEXT, is required" in err
+    code, _, err = _run(["compile", "--corpus", str(tmp_path), "--external", "x:y"], capsys)
+    assert err == "ctxbench: error: compile: --external needs --benchmark B.json --task ID\n"
 
 
 def test_external_system_through_the_command_line(

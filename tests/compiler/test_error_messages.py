@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from compiler_corpus import write_corpus
+
 from ctxbench.compiler import (
     ContextIndex,
     Policy,
@@ -69,7 +69,7 @@ def test_budget_count_and_tokenizer_checks(
 
 
 def test_not_callable_external() -> None:
-    with pytest.raises(InputError, match="external strategy: ctxbench.compiler:COMMIT_SCHEMA "
+    with pytest.raises(InputError, match=r"external strategy: ctxbench\.compiler:COMMIT_SCHEMA "
                                          "is not callable"):
         load_external_strategy("ctxbench.compiler:COMMIT_SCHEMA")
 

@@ -58,3 +58,35 @@ def test_a_trial_is_never_recorded_twice(tmp_path: Path) -> None:
     path.write_text(json.dumps(rec("a")) + "\n" + json.dumps(rec("a")) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"dup.jsonl:2: expected each trial recorded once"):
         TrialLog(path, resume=True)
+
+
+def test_group_commit_batches_and_records(tmp_path: Path) -> None:
+    import asyncio
+
+    from ctxbench.runner.trial_log import GroupCommit
+
+    log = TrialLog(tmp_path / "t.jsonl", resume=False)
+    commit = GroupCommit(log)
+
+    async def go() -> None:
+        await asyncio.gather(*(commit(rec(f"t{i}")) for i in range(20)))
+
+    asyncio.run(go())
+    log.close()
+    lines = (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sorted(json.loads(line)["task_id"] for line in lines) == sorted(
+        f"t{i}" for i in range(20))
+    assert len(log.recorded) == 20
+
+
+def test_group_commit_rejects_a_duplicate(tmp_path: Path) -> None:
+    import asyncio
+
+    from ctxbench.runner.trial_log import GroupCommit
+
+    log = TrialLog(tmp_path / "t.jsonl", resume=False)
+    log.append(rec("a"))
+    commit = GroupCommit(log)
+    with pytest.raises(InputError, match="a second record of"):
+        asyncio.run(commit(rec("a")))
+    log.close()

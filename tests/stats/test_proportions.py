@@ -161,3 +161,23 @@ def test_results_are_frozen() -> None:
     with pytest.raises(AttributeError):
         result.low = 0.0  # type: ignore[misc]
     assert np.isclose(result.estimate, 0.5)
+
+
+@pytest.mark.slow
+def test_simulated_coverage_of_paired_and_wilson_intervals() -> None:
+    """Coverage over 3000 simulated tables stays near the nominal 95%."""
+    rng = np.random.default_rng(2024)
+    n, probs = 80, np.array([0.45, 0.12, 0.05, 0.38])  # both, first only, second only, none
+    truth = probs[1] - probs[2]
+    hits = {"tango": 0, "newcombe": 0, "wilson": 0}
+    sims = 3000
+    for table in rng.multinomial(n, probs, size=sims):
+        both, b, c, _ = (int(v) for v in table)
+        tango = tango_paired_interval(b, c, n)
+        newcombe = newcombe_paired_interval(b, c, n, both=both)
+        wilson = wilson_interval(both + b, n)
+        hits["tango"] += tango.low <= truth <= tango.high
+        hits["newcombe"] += newcombe.low <= truth <= newcombe.high
+        hits["wilson"] += wilson.low <= probs[0] + probs[1] <= wilson.high
+    for name, count in hits.items():
+        assert 0.93 <= count / sims <= 0.975, (name, count / sims)

@@ -16,6 +16,10 @@ from ctxbench.runner.spec import BUILTIN_SEED, WorkloadSpec
 
 __all__ = ["WorkTask", "Workload", "load_workload"]
 
+# LongBench's row fields; the runner reads the first four, and any other name is an error.
+_LONGBENCH_FIELDS = ("_id", "input", "context", "answers", "length", "dataset", "language",
+                     "all_classes")
+
 
 @dataclass(frozen=True, slots=True)
 class WorkTask:
@@ -79,6 +83,7 @@ def _load_qa(spec: WorkloadSpec) -> Workload:
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{item.line}: expected a JSON object")
         f = Fields(obj, path=str(path), line=item.line)
+        f.only(_LONGBENCH_FIELDS)
         task_id = f.req_string("_id")
         if task_id in seen:
             f.fail("_id", "an id used by no earlier line", task_id)

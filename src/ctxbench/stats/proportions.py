@@ -123,7 +123,7 @@ def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> Proportio
 
 
 def _tango_z(delta: float, b: int, c: int, n: int) -> float:
-    """Tango's score statistic for H0: p_first - p_second = delta (Tango 1998, eq. 4)."""
+    """Tango's (1998) score statistic for H0: p_first - p_second = delta."""
     w = -b - c + (2 * n - b + c) * delta
     root = math.sqrt(max(0.0, w * w + 8.0 * n * c * delta * (1.0 - delta)))
     q21 = (root - w) / (4.0 * n)  # restricted MLE of the second-only cell probability
