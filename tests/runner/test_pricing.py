@@ -85,3 +85,38 @@ def test_snapshot_schema_accepts_the_example(tmp_path: Path) -> None:
     from ctxbench.schemas import validator
 
     assert not list(validator("ctxbench.pricing-snapshot.v1").iter_errors(SNAPSHOT))
+
+
+def test_cost_matches_exact_decimal_arithmetic() -> None:
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    @given(st.integers(0, 10**9), st.integers(0, 10**6), st.integers(0, 10**6),
+           st.integers(0, 10**6), st.integers(0, 10**6))
+    def check(rate: int, uncached: int, cached: int, write: int, out: int) -> None:
+        rates = Rates(rate, rate // 10, rate * 2, rate * 4, rate * 4)
+        usage = TokenUsage(uncached, cached, write, out, 0)
+        exact = (Decimal(rate) * uncached + Decimal(rate // 10) * cached +
+                 Decimal(rate * 2) * write) / Decimal(10**6)
+        assert cost_micro(rates, usage)[0] == int(exact.quantize(Decimal(1), ROUND_HALF_EVEN))
+
+    check()
+
+
+def test_snapshot_parser_accepts_or_locates(tmp_path: Path) -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    @given(st.sampled_from(["provider", "model", "effective_date", "source_reference",
+                            "rates_usd_per_million", "tiers", "currency"]),
+           st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=4), st.booleans()))
+    def check(field: str, value: object) -> None:
+        doc = {**SNAPSHOT, field: value}
+        try:
+            load_pricing_snapshot(write(tmp_path, doc))
+        except InputError as exc:
+            assert str(exc).startswith(f"{tmp_path / 'p.json'}: /")
+
+    check()

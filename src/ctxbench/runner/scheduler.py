@@ -113,8 +113,16 @@ async def execute_plan(plan: Sequence[PlannedTrial], *, skip: set[tuple[str, str
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     installed = False
+
+    def on_sigint() -> None:
+        # The first Ctrl-C drains; a second one stops at once (trials in flight are lost,
+        # never half-recorded, and run again on resume).
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGINT, stop.set)
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
         installed = True
     semaphore = asyncio.Semaphore(concurrency)
     in_flight: set[asyncio.Task[None]] = set()
