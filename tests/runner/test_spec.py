@@ -147,3 +147,18 @@ def test_shipped_examples_are_valid_specs() -> None:
     for name in names:
         spec = load_spec(Path(str(folder.joinpath(name))))
         assert spec.conditions[0].strategy == "full_permitted_context"
+
+
+def test_examples_validate_against_the_experiment_schema() -> None:
+    import tomllib
+    from importlib import resources
+
+    from ctxbench.schemas import validator
+
+    check = validator("ctxbench.experiment.v1")
+    folder = resources.files("ctxbench").joinpath("data", "examples", "experiments")
+    for entry in folder.iterdir():
+        if entry.name.endswith(".toml"):
+            document = tomllib.loads(entry.read_text(encoding="utf-8"))
+            assert not [e.message for e in check.iter_errors(document)], entry.name
+    assert list(check.iter_errors({"name": "x"}))  # required fields are enforced

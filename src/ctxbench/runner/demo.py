@@ -111,8 +111,8 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
             "seed": spec.seed,
         })
     labels = [] if provider != "fixture" else [
-        "conformance fixture: the embedded model was not available"
-        + (f" ({reason})" if reason else "")]
+        f"conformance fixture: the embedded model was not available ({reason})" if reason
+        else "conformance fixture: the fixture provider was requested"]
     say(f"demo: {len(workload.tasks)} tasks x {len(names)} conditions x {replicates} "
         f"replicates on {provider}; writing to {out}")
     summary = run_loaded(spec, resume=resume, show_progress=show_progress,

@@ -13,6 +13,7 @@ from typing import Any
 from ctxbench.core import CtxbenchError, TokenUsage, derive_seed
 from ctxbench.runner import scorers
 from ctxbench.runner.contexts import BuiltContext, ContextBuilder
+from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.prompt import build_messages
 from ctxbench.runner.providers.base import Provider, ProviderRequest, RequestFailed
@@ -54,7 +55,7 @@ class TrialRunner:
 
     def __init__(self, *, spec: ExperimentSpec, provider: Provider, contexts: ContextBuilder,
                  ident: TrialIdentity, cost: CostSource, pricing: PricingSnapshot | None,
-                 limiter: RateLimiter) -> None:
+                 limiter: RateLimiter, judge: Judge | None = None) -> None:
         self.spec = spec
         self.provider = provider
         self.contexts = contexts
@@ -62,6 +63,7 @@ class TrialRunner:
         self.cost = cost
         self.pricing = pricing
         self.limiter = limiter
+        self.judge = judge
 
     def _cost(self, usage: TokenUsage) -> tuple[int, int]:
         return self.pricing.cost_micro(usage) if self.pricing is not None else (0, 0)
@@ -130,6 +132,11 @@ class TrialRunner:
         success = attempts[-1].outcome == "success"
         task_score, recall, unsupported = (self._scores(task, answer, context) if success
                                            else (0.0, self._evidence(task, context), 0.0))
+        if success and self.judge is not None:
+            # The judge sees question, reference and answer only: never the condition,
+            # the budget or the context.
+            task_score = await self.judge.score(task.query, task.answers or task.answer_terms,
+                                                answer)
         record = build_trial(
             ident=self.ident, task_id=task.task_id, condition=planned.condition,
             strategy=planned.spec.strategy, budget=planned.budget,

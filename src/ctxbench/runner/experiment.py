@@ -23,6 +23,7 @@ from typing import Any
 from ctxbench.core import InputError, atomic_write_json, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import TrialResult, TrialRunner
+from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
 from ctxbench.runner.manifest import build_manifest, check_resumable
 from ctxbench.runner.pricing import SELF_HOSTED_REFERENCE, PricingSnapshot, load_pricing_snapshot
 from ctxbench.runner.progress import progress_display
@@ -31,7 +32,7 @@ from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.reports import write_prereg, write_reports
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
-from ctxbench.runner.spec import ExperimentSpec, load_spec
+from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
 
@@ -68,15 +69,16 @@ def _tokenizer_name(spec: ExperimentSpec) -> str:
     return "cl100k_base"
 
 
-def _provider(spec: ExperimentSpec, options: dict[str, Any]) -> Provider:
-    model = spec.model
+def _provider(spec: ExperimentSpec, options: dict[str, Any],
+              model: ModelSpec | None = None) -> Provider:
+    model = model or spec.model
     kwargs: dict[str, Any] = {"model": model.model}
     if model.provider in ("openai", "anthropic"):
         key = None
         if model.api_key_env:
             key = os.environ.get(model.api_key_env)
             if not key:
-                raise InputError(f"{spec.path}: [model].api_key_env: the environment variable "
+                raise InputError(f"{spec.path}: api_key_env: the environment variable "
                                  f"{model.api_key_env} is not set")
         kwargs.update(api_key=key, timeout_s=spec.limits.timeout_s)
         if model.base_url:
@@ -86,6 +88,20 @@ def _provider(spec: ExperimentSpec, options: dict[str, Any]) -> Provider:
                       n_threads=model.n_threads)
     kwargs.update(options)
     return get_provider(model.provider, **kwargs)
+
+
+def _judge(spec: ExperimentSpec, options: dict[str, Any]) -> Judge | None:
+    if spec.judge is None:
+        return None
+    rubric = DEFAULT_RUBRIC
+    if spec.judge.rubric is not None:
+        try:
+            rubric = spec.judge.rubric.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"{spec.judge.rubric}: cannot read the judge rubric: "
+                             f"{exc.strerror}") from exc
+    return Judge(provider=_provider(spec, options, spec.judge.model), rubric=rubric,
+                 max_output_tokens=spec.judge.model.max_output_tokens)
 
 
 def _pricing(spec: ExperimentSpec) -> tuple[CostSource, PricingSnapshot | None, dict[str, Any]]:
@@ -135,6 +151,7 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
     if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
     contexts = ContextBuilder(workload, _tokenizer_name(spec))
+    judge = _judge(spec, provider_options or {})
     provider = _provider(spec, provider_options or {})
     try:
         conditions = sorted({p.condition for p in plan})
@@ -146,7 +163,10 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                           "base_url": spec.model.base_url,
                           "api_key_env": spec.model.api_key_env},
                 pricing=pricing_info, tokenizer=contexts.tokenizer.id, conditions=conditions,
-                trials_planned=len(plan), labels=all_labels))
+                trials_planned=len(plan), labels=all_labels,
+                judge=None if judge is None else {
+                    "provider": judge.provider.name, "model": judge.provider.model,
+                    "rubric_blake3": judge.rubric_blake3, "scorer": judge.name}))
         prereg_path = out / "cef-prereg.json"
         if spec.preregistration is None and not prereg_path.exists():
             baseline = next(c.name for c in spec.conditions
@@ -155,11 +175,13 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                          replicates=spec.replicates, seed=spec.seed)
         ident = TrialIdentity(run_id=run_id, workload=workload.name,
                               workload_version=workload.version, provider=provider.name,
-                              model=provider.model, scorer=spec.task_scorer,
+                              model=provider.model,
+                              scorer=judge.name if judge else spec.task_scorer,
                               usage_source=provider.usage_source)
         runner = TrialRunner(spec=spec, provider=provider, contexts=contexts, ident=ident,
                              cost=cost, pricing=snapshot, limiter=RateLimiter(
-                                 spec.limits.requests_per_minute, spec.limits.tokens_per_minute))
+                                 spec.limits.requests_per_minute, spec.limits.tokens_per_minute),
+                             judge=judge)
         log = TrialLog(trials_path, resume=resume)
         torn = log.torn.line if log.torn else None
         commit = GroupCommit(log)
@@ -176,6 +198,8 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                     concurrency=spec.limits.concurrency, on_progress=update)
             finally:
                 await provider.aclose()
+                if judge is not None:
+                    await judge.provider.aclose()
 
         wall0, cpu0 = time.perf_counter(), time.process_time()
         try:
@@ -193,7 +217,8 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
             return summary
         reports, verdicts = write_reports(spec=spec, workload=workload, contexts=contexts,
                                           run_id=run_id, snapshot=snapshot,
-                                          trials_path=trials_path, labels=all_labels)
+                                          trials_path=trials_path, labels=all_labels,
+                                          judge=judge)
         return RunSummary(output=out, run_id=run_id, planned=len(plan),
                           completed=outcome.completed, skipped=outcome.skipped,
                           interrupted=False, resume_command=resume_command, torn_line=torn,

@@ -36,7 +36,8 @@ def _jsonable(value: Any) -> Any:
 
 def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any],
                    provider: dict[str, Any], pricing: dict[str, Any], tokenizer: str,
-                   conditions: list[str], trials_planned: int, labels: list[str]) -> dict[str, Any]:
+                   conditions: list[str], trials_planned: int, labels: list[str],
+                   judge: dict[str, Any] | None = None) -> dict[str, Any]:
     """The manifest document (``ctxbench.run-manifest.v1``)."""
     manifest: dict[str, Any] = {
         "schema_version": MANIFEST_SCHEMA,
@@ -55,6 +56,7 @@ def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any
         "conditions": conditions,
         "trials_planned": trials_planned,
         "labels": labels,
+        "judge": judge,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
     }

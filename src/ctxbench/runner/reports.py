@@ -14,6 +14,7 @@ from typing import Any
 from ctxbench.core import atomic_write_json, atomic_write_text, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.eceb_run import build_eceb_run
+from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
@@ -69,7 +70,8 @@ def eceb_verdicts(report: dict[str, Any]) -> list[str]:
 
 def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder,
                   run_id: str, snapshot: PricingSnapshot | None, trials_path: Path,
-                  labels: list[str]) -> tuple[dict[str, Path], list[str]]:
+                  labels: list[str], judge: Judge | None = None
+                  ) -> tuple[dict[str, Path], list[str]]:
     """Write every report of a finished run; return their paths and the verdict lines."""
     from ctxbench.protocols.cef.api import analyze_files
     from ctxbench.render.cef import render_markdown as render_cef
@@ -83,7 +85,7 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
     verdicts = cef_verdicts(cef_report)
     if workload.format == "eceb":
         eceb_paths, eceb_lines = _eceb(spec, workload, contexts, run_id, snapshot,
-                                       trials_path, labels)
+                                       trials_path, labels, judge)
         paths.update(eceb_paths)
         verdicts.extend(eceb_lines)
     return paths, verdicts
@@ -97,16 +99,21 @@ def _labeled(markdown: str, labels: list[str]) -> str:
 
 
 def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, run_id: str,
-          snapshot: PricingSnapshot | None, trials_path: Path, labels: list[str]
-          ) -> tuple[dict[str, Path], list[str]]:
+          snapshot: PricingSnapshot | None, trials_path: Path, labels: list[str],
+          judge_used: Judge | None) -> tuple[dict[str, Path], list[str]]:
     from ctxbench.protocols.eceb import evaluate, load_run, verify_corpus
     from ctxbench.render.eceb import render_markdown as render_eceb
 
     out = trials_path.parent
     fixture = spec.model.provider == "fixture"
-    judge = {"profile": "deterministic-answer-terms", "model": "none",
+    judge: dict[str, Any] = {"profile": "deterministic-answer-terms", "model": "none",
              "rubric_blake3": blake3_hex(SCORER_RUBRIC.encode("utf-8")),
              "human_review": "none"}
+    if judge_used is not None:
+        judge = {"profile": "model-judge",
+                 "model": f"{judge_used.provider.name}/{judge_used.provider.model}",
+                 "rubric_blake3": judge_used.rubric_blake3, "human_review": "none",
+                 "unparsed_or_failed": judge_used.failures}
     if snapshot is not None:
         pricing = {"source": snapshot.source_reference, "date": snapshot.effective_date}
     else:

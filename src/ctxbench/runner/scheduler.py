@@ -6,7 +6,8 @@ as ``condition_order``; each condition's replicates 0..R-1 back to back (so a ru
 prompt cache treats every condition alike: the first replicate cold, the rest warm).
 Execution is asyncio with a concurrency limit; each finished trial is written and
 fsynced before it counts as done. Ctrl-C (SIGINT) stops dispatching, lets
-the requests in flight finish and reports the run as interrupted.
+the requests in flight finish and reports the run as interrupted; a second Ctrl-C stops
+at once.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ not a judgment of truth.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections import Counter
@@ -53,6 +54,7 @@ _ABSTAIN = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def normalize_answer(text: str) -> str:
     """SQuAD normalisation: lower case, drop punctuation and articles, squeeze spaces."""
     text = text.lower().translate(_PUNCT)
@@ -97,8 +99,12 @@ def is_abstention(answer: str) -> bool:
     return ABSTAIN_TEXT.lower() in lowered or _ABSTAIN.search(lowered + " ") is not None
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP}
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP)
+
+
+# Replicates share one context text; its word set is computed once, not once per trial.
+_context_words = functools.lru_cache(maxsize=64)(_content_words)
 
 
 def unsupported_claim_rate(answer: str, context: str) -> float:
@@ -109,7 +115,7 @@ def unsupported_claim_rate(answer: str, context: str) -> float:
     """
     if is_abstention(answer):
         return 0.0
-    available = _content_words(context)
+    available = _context_words(context)
     claims = 0
     unsupported = 0
     for sentence in _SENTENCE.split(answer):

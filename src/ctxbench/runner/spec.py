@@ -31,7 +31,7 @@ from typing import Any
 
 from ctxbench.core import FieldError, Fields, InputError, blake3_file, load_toml
 
-__all__ = ["STRATEGIES", "ConditionSpec", "ExperimentSpec", "Limits", "ModelSpec",
+__all__ = ["STRATEGIES", "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits", "ModelSpec",
            "WorkloadSpec", "load_spec", "parse_spec"]
 
 STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled", "external")
@@ -107,6 +107,14 @@ class ModelSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeSpec:
+    """An optional model judge: its own model, and the rubric file (None = built-in)."""
+
+    model: ModelSpec
+    rubric: Path | None
+
+
+@dataclass(frozen=True, slots=True)
 class ConditionSpec:
     """One strategy; ``budgets`` empty for unbudgeted, None-free; ``ladder`` = task ladders."""
 
@@ -141,6 +149,7 @@ class ExperimentSpec:
     conditions: tuple[ConditionSpec, ...]
     pricing: str  # "self_hosted" or a snapshot path
     task_scorer: str
+    judge: JudgeSpec | None
     preregistration: Path | None
     limits: Limits
     path: Path
@@ -283,10 +292,17 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
         pricing = str(_resolve(base, pricing))
     scoring = top.table_of("scoring", optional=True)
     scorer = "answer_terms" if workload.format == "eceb" else "token_f1"
+    judge: JudgeSpec | None = None
     if scoring is not None:
-        scoring.only({"task_score"})
+        scoring.only({"task_score", "judge"})
         scorer = scoring.enum("task_score", ["answer_terms", "exact_match", "token_f1"],
                               optional=True) or scorer
+        judge_table = scoring.table_of("judge", optional=True)
+        if judge_table is not None:
+            rubric = judge_table.string("rubric", optional=True)
+            judge_table.value = {k: v for k, v in judge_table.value.items() if k != "rubric"}
+            judge = JudgeSpec(model=_model(judge_table),
+                              rubric=_resolve(base, rubric) if rubric else None)
     if workload.format == "eceb" and scorer != "answer_terms":
         scoring_fields = scoring or top
         scoring_fields.fail("task_score", "answer_terms for an ECEB workload (it has no gold "
@@ -302,7 +318,7 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
         name=name, seed=top.req_int("seed", minimum=0, maximum=2**53 - 1),
         replicates=top.req_int("replicates", minimum=1, maximum=1000),
         output=_resolve(base, output), workload=workload, model=model,
-        conditions=tuple(conditions), pricing=pricing, task_scorer=scorer,
+        conditions=tuple(conditions), pricing=pricing, task_scorer=scorer, judge=judge,
         preregistration=prereg, limits=_limits(top.table_of("limits", optional=True)),
         path=path, digest=digest, document=document)
 
