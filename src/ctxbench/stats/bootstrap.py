@@ -43,7 +43,12 @@ FloatArray = NDArray[np.float64]
 Statistic = Callable[[FloatArray], FloatArray]
 """Maps totals of shape (k, m) to statistics of shape (k, s); NaN where undefined."""
 
-_DEFAULT_BATCH_ELEMENTS = 1 << 24
+# Resamples x units drawn at once. Measured on 2 cores: small batches keep the index and
+# count arrays in cache and let the allocator reuse them (2**24 was 2-5x slower), while
+# at least _MIN_BATCH_ROWS rows keep the totals a matrix product rather than the much
+# slower matrix-vector path. Results do not depend on either.
+_DEFAULT_BATCH_ELEMENTS = 1 << 18
+_MIN_BATCH_ROWS = 4
 _NORMAL = NormalDist()
 
 
@@ -118,7 +123,7 @@ def _resampled_totals(
     """Totals of every resample, shape (n_resamples, m), computed in batches."""
     n, m = sums.shape
     out = np.empty((n_resamples, m), dtype=np.float64)
-    batch = max(1, min(n_resamples, batch_elements // n))
+    batch = max(1, min(n_resamples, max(_MIN_BATCH_ROWS, batch_elements // n)))
     flat_offsets = np.arange(batch, dtype=np.int64)[:, None] * n
     for start in range(0, n_resamples, batch):
         rows = min(batch, n_resamples - start)
@@ -174,7 +179,8 @@ def bootstrap_totals(
         Optional stratum label per unit; units are then resampled within strata, each
         stratum keeping its size (stratified bootstrap).
     batch_elements:
-        Upper bound on resamples x units held in memory at once; does not change results.
+        Target resamples x units drawn at once (at least 4 resamples per batch); bounds
+        memory and does not change results.
 
     Returns one :class:`BootstrapEstimate` per statistic, in order.
     """

@@ -44,11 +44,6 @@ STATISTICS = (
 )
 
 FloatArray = NDArray[np.float64]
-# Resamples x units held at once. Small enough (8 MB index arrays) that the allocator
-# reuses the buffers instead of mapping fresh pages for every batch; the results do not
-# depend on it (bootstrap_totals is batch-invariant).
-BATCH_ELEMENTS = 1 << 20
-
 
 @dataclass(frozen=True, slots=True)
 class Scores:
@@ -136,8 +131,7 @@ def compare_condition(sums: FloatArray, *, rng: np.random.Generator, n_resamples
                       level: float, strata: NDArray[np.int64] | None = None) -> ConditionResult:
     """Bootstrap every statistic of one condition jointly (one call, shared indices)."""
     estimates = bootstrap_totals(sums[:, :11], _statistic, rng=rng, n_resamples=n_resamples,
-                                 level=level, method="percentile", strata=strata,
-                                 batch_elements=BATCH_ELEMENTS)
+                                 level=level, method="percentile", strata=strata)
     totals = sums.sum(axis=0)
     return ConditionResult(
         estimates=dict(zip(STATISTICS, estimates, strict=True)),
