@@ -185,3 +185,49 @@ def test_missing_key_variable_is_an_input_error(make_spec: Callable[..., Path],
     with pytest.raises(InputError, match="the environment variable CTXBENCH_ABSENT_KEY is not "
                        "set"):
         run_experiment(spec)
+
+
+def test_pricing_snapshot_must_match_the_model(make_spec: Callable[..., Path],
+                                               tmp_path: Path) -> None:
+    (tmp_path / "prices.json").write_text(json.dumps({
+        "schema_version": "ctxbench.pricing-snapshot.v1", "provider": "openai",
+        "model": "other-model", "effective_date": "2026-01-01", "source_reference": "test",
+        "rates_usd_per_million": {"uncached_input": 1, "cached_input": 1, "cache_write": 0,
+                                  "output": 1}}), encoding="utf-8")
+    spec = make_spec(provider="openai", extra_model='model = "m"\n')
+    spec.write_text(spec.read_text(encoding="utf-8").replace(
+        'pricing = "self_hosted"', 'pricing = "prices.json"'), encoding="utf-8")
+    with pytest.raises(InputError, match=r"prices.json: model: expected the spec's model "
+                       r"openai/m, got openai/other-model"):
+        run_experiment(spec)
+
+
+def test_budget_below_the_prompt_overhead_is_refused(make_spec: Callable[..., Path]) -> None:
+    spec = make_spec(conditions='[[conditions]]\nstrategy = "full_permitted_context"\n'
+                                '[[conditions]]\nstrategy = "compiled"\nbudgets = [5]\n')
+    with pytest.raises(InputError, match=r"condition compiled@5: the budget is smaller than "
+                       r"the prompt's own overhead \(\d+ tokens for task q1\)"):
+        run_experiment(spec)
+    assert not (spec.parent / "out").exists()
+
+
+def test_ladder_needs_a_workload_ladder(make_spec: Callable[..., Path]) -> None:
+    spec = make_spec(conditions='[[conditions]]\nstrategy = "full_permitted_context"\n'
+                                '[[conditions]]\nstrategy = "compiled"\nbudgets = "ladder"\n')
+    with pytest.raises(InputError, match=r'asks for budgets = "ladder", but the workload '
+                       r"declares no budget ladder"):
+        run_experiment(spec)
+
+
+def test_external_strategy_and_progress_bar(make_spec: Callable[..., Path]) -> None:
+    spec = make_spec(replicates=1, conditions=(
+        '[[conditions]]\nstrategy = "full_permitted_context"\n'
+        '[[conditions]]\nname = "packer"\nstrategy = "external"\n'
+        'command = "runner.external_packer:pack"\nbudgets = [300]\n'))
+    summary = run_experiment(spec, show_progress=True)
+    records = trials(spec.parent / "out" / "trials.jsonl")
+    external = [r for r in records if r["strategy"] == "external"]
+    assert summary.completed == 4 and len(external) == 2
+    assert {r["condition"] for r in external} == {"packer@300"}
+    assert all(str(r["context_commit_id"]).startswith("ctx_") for r in external)
+    assert_valid_trials(spec.parent / "out" / "trials.jsonl")

@@ -33,6 +33,8 @@ def demo(output: str, fixture: bool, replicates: int) -> int:
         click.echo(f"interrupted; resume with: ctxbench demo --output {output}", err=True)
         return EXIT_INTERRUPTED
     print_summary(summary)
+    for note in result.notes:
+        click.echo(f"NOTE: {note}")
     if result.seed_quality_table:
         click.echo("compiler evidence coverage on the seed (ctxbench compile quality):")
         click.echo(result.seed_quality_table)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,11 +51,24 @@ class ContextBuilder:
         self._index: Any = None
         self._qa_dir: tempfile.TemporaryDirectory[str] | None = None
         self._cache: dict[tuple[str, str, int | None], BuiltContext] = {}
+        self._overhead: dict[str, int] = {}
 
     def overhead(self, task: WorkTask) -> int:
         """Tokens of the prompt around the context (instructions, question, markers)."""
-        return sum(self.tokenizer.count(m.content) for m in build_messages("", task.query)) \
-            + _TEMPLATE_SLACK
+        cached = self._overhead.get(task.task_id)
+        if cached is None:
+            cached = sum(self.tokenizer.count(m.content)
+                         for m in build_messages("", task.query)) + _TEMPLATE_SLACK
+            self._overhead[task.task_id] = cached
+        return cached
+
+    def check_budgets(self, cells: Iterable[tuple[WorkTask, str, int | None]]) -> None:
+        """Refuse, before any request, a budget no larger than the prompt's own overhead."""
+        for task, condition, budget in cells:
+            if budget is not None and budget - self.overhead(task) < 1:
+                raise InputError(f"condition {condition}: the budget is smaller than the "
+                                 f"prompt's own overhead ({self.overhead(task)} tokens for "
+                                 f"task {task.task_id})")
 
     def _eceb_index(self) -> Any:
         from ctxbench.compiler import ContextIndex, Corpus
@@ -96,8 +110,7 @@ class ContextBuilder:
         started = time.perf_counter()
         effective = None if budget is None else budget - self.overhead(task)
         if effective is not None and effective < 1:
-            raise InputError(f"condition {condition.name}@{budget}: the budget is smaller than "
-                             f"the prompt's own overhead ({self.overhead(task)} tokens)")
+            self.check_budgets([(task, f"{condition.name}@{budget}", budget)])
         if self.workload.format == "qa" and condition.strategy == "full_permitted_context":
             text = task.context or ""
             return BuiltContext(text=text, token_count=self.tokenizer.count(text), selected=(),

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxbench.core import InputError, atomic_write_json, atomic_write_text
+from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
 from ctxbench.runner.experiment import RunSummary, run_loaded
 from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import load_spec
@@ -37,6 +38,7 @@ class DemoResult:
     spec_path: Path
     wall_s: float
     seed_quality_table: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def embedded_model_status() -> str | None:
@@ -120,7 +122,25 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
                       spec_path=spec_path, wall_s=time.perf_counter() - started,
                       seed_quality_table=_seed_quality(
-                          "smollm2" if provider == "llamacpp" else "cl100k_base"))
+                          "smollm2" if provider == "llamacpp" else "cl100k_base"),
+                      notes=tuple(_baseline_notes(summary.output / "trials.jsonl")))
+
+
+def _baseline_notes(trials_path: Path) -> list[str]:
+    """Say plainly when the baseline failed, because every comparison depends on it."""
+    if not trials_path.exists():
+        return []
+    baseline = [item.value for item in iter_jsonl(trials_path)
+                if item.value.get("strategy") == "full_permitted_context"]
+    errors = Counter(str(r["error_type"]) for r in baseline if r["outcome"] == "error")
+    if not errors:
+        return []
+    kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items()))
+    return [f"{sum(errors.values())} of {len(baseline)} full_permitted_context trials failed "
+            f"({kinds}). Failures stay in the sample as the protocol requires, so where the "
+            "baseline failed the comparisons measure that the smaller context ran where the "
+            "full permitted context could not (for the embedded model: its 8192-token window "
+            "is smaller than the seed's full permitted context for most tasks)."]
 
 
 def _seed_quality(tokenizer: str) -> str | None:

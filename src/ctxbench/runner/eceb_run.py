@@ -3,8 +3,13 @@
 Selections are not stored in trials, so each (task, condition) context is rebuilt from the
 compiler (it is deterministic) and checked against the trial's ``context_sha256`` before
 its selected artifacts are written; a mismatch is an integrity error, not a silent fix.
-Error trials stay in as observations with an empty answer and quality 0: retries and
-failures never disappear from the compiled strategy's cost.
+Error trials that the provider answered (with usage) stay in as observations with an
+empty answer and quality 0, so retries and failures never disappear from a strategy's
+cost. Error trials without any provider-reported usage (no response, or a prompt the
+runtime rejected, such as ``context_length_exceeded``) cannot be ECEB observations, which
+record provider-reported tokens; they are counted in ``omitted_without_usage``, their
+group is short of repetitions (a failed gate), and they stay in trials.jsonl and the CEF
+report.
 """
 
 from __future__ import annotations
@@ -42,11 +47,12 @@ def _split_cost(record: dict[str, Any], pricing: PricingSnapshot | None) -> tupl
 def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workload,
                    contexts: ContextBuilder, run_id: str, claim_class: str,
                    judge: dict[str, Any], pricing_identity: dict[str, str],
-                   pricing: PricingSnapshot | None) -> dict[str, Any]:
-    """The ECEB run document for every ECEB-strategy trial in ``trials_path``."""
+                   pricing: PricingSnapshot | None) -> tuple[dict[str, Any], int]:
+    """The ECEB run document and how many usage-less error trials it could not hold."""
     by_name = {c.name: c for c in spec.conditions}
     tasks = {t.task_id: t for t in workload.tasks}
     observations: list[dict[str, Any]] = []
+    omitted = 0
     for item in iter_jsonl(trials_path):
         record = item.value
         task = tasks[record["task_id"]]
@@ -54,6 +60,10 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
                 record["budget"] is not None and record["budget"] not in task.budget_ladder):
             # External strategies and budgets off this task's own ladder are not ECEB
             # observations of this benchmark; they stay in trials.jsonl and the CEF report.
+            continue
+        if record["outcome"] == "error" and record["context_tokens"] == 0 and \
+                record["output_tokens"] + record["reasoning_tokens"] == 0:
+            omitted += 1
             continue
         base_name = record["condition"].split("@", 1)[0]
         condition = by_name[base_name]
@@ -80,7 +90,7 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
             "context_blake3": built.rendered_blake3,
         })
     model = spec.model
-    return {
+    document = {
         "schema": "symgliph.eceb/run-v0.1",
         "spec": "urn:symgliph:spec:eceb:0.1",
         "run_id": run_id,
@@ -97,3 +107,4 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
                      "stop": "|".join(model.stop)},
         "observations": observations,
     }
+    return document, omitted

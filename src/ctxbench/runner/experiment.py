@@ -151,6 +151,7 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
     if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
     contexts = ContextBuilder(workload, _tokenizer_name(spec))
+    contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
     judge = _judge(spec, provider_options or {})
     provider = _provider(spec, provider_options or {})
     try:

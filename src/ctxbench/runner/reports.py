@@ -121,7 +121,7 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
         pricing = {"source": "zero_cost_fixture" if fixture else "self_hosted_no_api_fee",
                    "date": manifest_date}
     claim_class = "conformance_seed" if fixture else workload.benchmark.claim_class
-    document = build_eceb_run(trials_path=trials_path, spec=spec, workload=workload,
+    document, omitted = build_eceb_run(trials_path=trials_path, spec=spec, workload=workload,
                               contexts=contexts, run_id=run_id, claim_class=claim_class,
                               judge=judge, pricing_identity=pricing, pricing=snapshot)
     run_path = out / "eceb-run.json"
@@ -132,8 +132,18 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
     paths = {"eceb-run.json": run_path, "eceb-report.json": out / "eceb-report.json",
              "eceb-report.md": out / "eceb-report.md"}
     atomic_write_json(paths["eceb-report.json"], report)
-    atomic_write_text(paths["eceb-report.md"], _labeled(render_eceb(report), labels))
-    return paths, eceb_verdicts(report)
+    notes = list(labels)
+    if omitted:
+        notes.append(f"{omitted} error trial(s) without any provider-reported usage (no "
+                     "response, or a prompt the runtime rejected) are not ECEB observations; "
+                     "their groups fail the repetitions gate; they remain in trials.jsonl and "
+                     "count as failures in the CEF report")
+    atomic_write_text(paths["eceb-report.md"], _labeled(render_eceb(report), notes))
+    lines = eceb_verdicts(report)
+    if omitted:
+        lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "
+                     "observations (see eceb-report.md)")
+    return paths, lines
 
 
 def _manifest_date(path: Path) -> str:
