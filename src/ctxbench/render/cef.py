@@ -59,7 +59,7 @@ def _paired(comparisons: Sequence[dict[str, Any]]) -> list[str]:
     for c in comparisons:
         hyp = {h["id"]: h for h in c["hypotheses"]}
         rows.append([
-            c["condition"], str(c["paired_units"]),
+            c["condition"], _units(c),
             f"{_interval(c['task_score_delta'], _signed)} {_mark(hyp['H1'])}",
             f"{_interval(c['evidence_recall_delta'], _signed)} {_mark(hyp['H2'])}",
             f"{_interval(c['unsupported_claim_rate_delta'], _signed)} {_mark(hyp['H3'])}",
@@ -147,6 +147,13 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def _units(c: dict[str, Any]) -> str:
+    """Paired units, and how many of them had both sides succeed when that differs."""
+    if c["evaluable_units"] == c["paired_units"]:
+        return str(c["paired_units"])
+    return f"{c['paired_units']} ({c['evaluable_units']} with both sides succeeded)"
+
+
 def _failures(report: dict[str, Any]) -> list[str]:
     f = report["failures"]
     over = f["overridden_failure_scores"]
@@ -184,7 +191,8 @@ def _methodology(report: dict[str, Any], level: str) -> list[str]:
         f"- Paired {m['interval_method']} bootstrap, {m['bootstrap_samples']} resamples, "
         f"seed {m['seed']}, {level} intervals, resampling unit {m['resampling_unit']}",
         f"- Quality tolerance {m['quality_tolerance']:g}; minimum paired units "
-        f"{m['min_paired_units']}; minimum savings by workload: "
+        f"{m['min_paired_units']} (counted over units in which both sides succeeded); "
+        "minimum savings by workload: "
         + (", ".join(f"{k} {_pct(v)}" for k, v in m["min_savings"].items()) or "none (0)"),
         "- Failure scores: " + ", ".join(f"{k} {v:g}" for k, v in m["failure_scores"].items()),
         f"- {m['one_sided_tests']}",

@@ -85,7 +85,8 @@ def _provider(spec: ExperimentSpec, options: dict[str, Any],
             kwargs["base_url"] = model.base_url
     elif model.provider == "llamacpp":
         kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx,
-                      n_threads=model.n_threads)
+                      n_threads=model.n_threads, rope_freq_scale=model.rope_freq_scale,
+                      prompt_cache_mb=model.prompt_cache_mb)
     kwargs.update(options)
     return get_provider(model.provider, **kwargs)
 

@@ -104,6 +104,8 @@ class ModelSpec:
     model_path: str | None
     n_ctx: int
     n_threads: int | None
+    rope_freq_scale: float | None = None
+    prompt_cache_mb: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +180,8 @@ def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
 
 def _model(t: _TomlFields) -> ModelSpec:
     t.only({"provider", "model", "temperature", "max_output_tokens", "stop", "base_url",
-            "api_key_env", "model_path", "n_ctx", "n_threads"})
+            "api_key_env", "model_path", "n_ctx", "n_threads", "rope_freq_scale",
+            "prompt_cache_mb"})
     provider = t.req_enum("provider", ["openai", "anthropic", "llamacpp", "fixture"])
     key_env = t.matching("api_key_env", _ENV, "an environment variable NAME (not the key)",
                          optional=True)
@@ -196,6 +199,8 @@ def _model(t: _TomlFields) -> ModelSpec:
         model_path=t.string("model_path", optional=True),
         n_ctx=t.integer("n_ctx", minimum=256, optional=True) or 8192,
         n_threads=t.integer("n_threads", minimum=1, maximum=256, optional=True),
+        rope_freq_scale=t.number("rope_freq_scale", minimum=0.01, maximum=1, optional=True),
+        prompt_cache_mb=t.integer("prompt_cache_mb", minimum=0, optional=True) or 0,
     )
 
 

@@ -286,3 +286,58 @@ def test_a_claimed_condition_without_trials_is_an_error() -> None:
     prereg = replace(default_preregistration(), claims=("combined",))
     with pytest.raises(InputError, match="claims: condition 'combined' has no trials"):
         run(simple(n=3), prereg)
+
+
+def test_minimum_units_counts_only_pairs_in_which_both_sides_succeeded() -> None:
+    # A baseline that could not run (e.g. its context exceeded the model's window) makes
+    # every quality delta favour the candidate, but the reduction then rests on the few
+    # pairs where both sides ran: with fewer of those than the minimum there is no claim.
+    records = simple(n=20)
+    for i in range(14):
+        records[2 * i] = failed(records[2 * i], error_type="context_length_exceeded")
+    comp = comparison(run(records), "entroly")
+    assert comp["paired_units"] == 20 and comp["evaluable_units"] == 6
+    assert [h["passed"] for h in comp["hypotheses"]] == [True] * 4
+    assert not comp["quality_preserving_context_win"]
+    assert comp["reasons"] == [
+        "too few paired units in which both sides succeeded: 6 of 20 < the preregistered "
+        "minimum 10 (the reduction rests on them alone)"]
+    # with enough successful pairs the same failures no longer block the claim
+    records = simple(n=20)
+    for i in range(5):
+        records[2 * i] = failed(records[2 * i], error_type="context_length_exceeded")
+    comp = comparison(run(records), "entroly")
+    assert comp["evaluable_units"] == 15 and comp["quality_preserving_context_win"]
+
+
+def test_task_resampling_counts_evaluable_tasks() -> None:
+    records = []
+    for i in range(12):
+        for rep in range(2):
+            records.append(pair(f"t{i}", "raw", 1000, replicate=rep))
+            records.append(pair(f"t{i}", "entroly", 500, replicate=rep))
+    # task t0 loses one replicate's baseline: it still has a pair where both ran
+    records[0] = failed(records[0])
+    # task t1 loses both baselines: no evaluable pair left in that task
+    records[4] = failed(records[4])
+    records[6] = failed(records[6])
+    prereg = replace(default_preregistration(), resampling_unit="task")
+    comp = comparison(run(records, prereg), "entroly")
+    assert comp["paired_units"] == 12 and comp["evaluable_units"] == 11
+
+
+def test_declared_conformance_workloads_carry_no_headline() -> None:
+    prereg = replace(default_preregistration(), conformance_workloads=("hotpotqa",))
+    report = run(simple(n=20), prereg)
+    comp = comparison(report, "entroly", 0)
+    assert comp["quality_preserving_context_win"]
+    assert report["claim_class"]["class"] == "conformance_seed"
+    assert report["claim_class"]["conformance_workloads"] == ["hotpotqa"]
+    assert report["headlines"] == [] and comp["headline"] is None
+    assert any(c.startswith("Synthetic workload(s) declared in the preregistration as "
+                            "conformance seeds: hotpotqa.") for c in report["caveats"])
+    # a workload not declared synthetic keeps its headline
+    other = replace(default_preregistration(), conformance_workloads=("needle-seed",))
+    report = run(simple(n=20), other)
+    assert report["claim_class"]["class"] == "product_measurement"
+    assert len(report["headlines"]) == 1

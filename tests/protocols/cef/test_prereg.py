@@ -70,6 +70,11 @@ def _parse(doc: dict[str, object]) -> str:
      "[0, 1)"),
     ({"seed": -1}, "/seed: expected an integer in [0, 9007199254740991]"),
     ({"surprise": 1}, "/surprise: expected no such field"),
+    ({"conformance_workloads": ["seed", " "]},
+     "p.json: /conformance_workloads/1: expected a non-blank workload name, got the string"),
+    ({"conformance_workloads": ["seed", "seed"]},
+     "/conformance_workloads/1: expected each workload at most once"),
+    ({"conformance_workloads": "seed"}, "/conformance_workloads: expected a JSON array"),
 ])
 def test_invalid_preregistrations(doc: dict[str, object], expected: str) -> None:
     assert expected in _parse(doc)

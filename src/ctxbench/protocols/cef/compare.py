@@ -36,7 +36,7 @@ COLUMNS = (
     "pairs", "task_score_delta", "evidence_recall_delta", "unsupported_claim_rate_delta",
     "baseline_context_tokens", "candidate_context_tokens", "pair_context_reduction",
     "baseline_cost_usd", "candidate_cost_usd", "baseline_latency_ms", "candidate_latency_ms",
-    "failed_pairs", "candidate_failures", "baseline_failures",
+    "failed_pairs", "candidate_failures", "baseline_failures", "succeeded_pairs",
 )
 STATISTICS = (
     "task_score_delta", "evidence_recall_delta", "unsupported_claim_rate_delta",
@@ -68,6 +68,9 @@ class ConditionResult:
     failed_pairs: int
     candidate_failures: int
     baseline_failures: int
+    evaluable_units: int
+    """Units holding at least one pair in which both sides succeeded: the context, cost
+    and latency reductions rest on these alone (a failed pair is credited zero)."""
 
 
 def pair_columns(scores: Scores, base: NDArray[np.int64], cand: NDArray[np.int64],
@@ -102,6 +105,7 @@ def pair_columns(scores: Scores, base: NDArray[np.int64], cand: NDArray[np.int64
     out[:, 11] = either
     out[:, 12] = failed_c
     out[:, 13] = failed_b
+    out[:, 14] = ~either
     if cluster is None:
         return out
     starts = np.flatnonzero(np.r_[True, cluster[1:] != cluster[:-1]])
@@ -140,4 +144,5 @@ def compare_condition(sums: FloatArray, *, rng: np.random.Generator, n_resamples
         failed_pairs=round(totals[11]),
         candidate_failures=round(totals[12]),
         baseline_failures=round(totals[13]),
+        evaluable_units=int(np.count_nonzero(sums[:, 14] > 0)),
     )

@@ -85,9 +85,15 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
             "threshold": threshold,
             "passed": passed,
         })
-    enough = result.units >= prereg.min_paired_units
-    if not enough:
+    # The minimum applies to units in which both sides succeeded: a pair with a failure
+    # is credited zero reduction, so the reduction estimate rests on the others alone.
+    enough = result.evaluable_units >= prereg.min_paired_units
+    if result.units < prereg.min_paired_units:
         reasons.append(f"too few paired units: {result.units} < the preregistered minimum "
                        f"{prereg.min_paired_units}")
+    elif not enough:
+        reasons.append(f"too few paired units in which both sides succeeded: "
+                       f"{result.evaluable_units} of {result.units} < the preregistered "
+                       f"minimum {prereg.min_paired_units} (the reduction rests on them alone)")
     win = enough and all(h["passed"] for h in hypotheses)
     return Judgement(tuple(hypotheses), enough, win, tuple(reasons))

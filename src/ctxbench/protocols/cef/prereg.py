@@ -84,6 +84,7 @@ class Preregistration:
     resampling_unit: str = "task-replicate"
     min_paired_units: int = 10
     exclusions: tuple[Exclusion, ...] = ()
+    conformance_workloads: tuple[str, ...] = ()
     source: str = "protocol_defaults"
 
     def min_savings_for(self, workload: str) -> float:
@@ -116,6 +117,7 @@ class Preregistration:
             "resampling_unit": self.resampling_unit,
             "min_paired_units": self.min_paired_units,
             "exclusions": [e.as_dict() for e in self.exclusions],
+            "conformance_workloads": list(self.conformance_workloads),
         }
 
     def digest(self) -> str:
@@ -189,6 +191,7 @@ _KEYS = frozenset({
     "schema_version", "protocol_version", "baseline", "conditions", "claims", "replicates",
     "quality_tolerance", "min_savings", "failure_scores", "confidence_level",
     "bootstrap_samples", "seed", "resampling_unit", "min_paired_units", "exclusions",
+    "conformance_workloads",
 })
 
 
@@ -234,6 +237,7 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
                          or base.resampling_unit),
         min_paired_units=_int(f, "min_paired_units", base.min_paired_units, 1),
         exclusions=exclusions,
+        conformance_workloads=_workloads(f, "conformance_workloads"),
         source="file",
     )
 
@@ -246,6 +250,19 @@ def _num(f: Fields, name: str, default: float, lo: float, hi: float) -> float:
 def _int(f: Fields, name: str, default: int, lo: int, hi: int | None = None) -> int:
     value = f.integer(name, minimum=lo, maximum=hi, optional=True)
     return default if value is None else value
+
+
+def _workloads(f: Fields, name: str) -> tuple[str, ...]:
+    """Workload names declared synthetic (conformance seeds): they never carry a headline."""
+    items = f.array(name, optional=True) or []
+    seen: list[str] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, str) or not item.strip():
+            _fail_at(f, (name, index), "a non-blank workload name", item)
+        if item in seen:
+            _fail_at(f, (name, index), "each workload at most once", item)
+        seen.append(item)
+    return tuple(seen)
 
 
 def _slugs(f: Fields, name: str) -> tuple[str, ...] | None:

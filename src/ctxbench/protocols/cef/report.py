@@ -97,7 +97,8 @@ def pareto_frontier(points: Sequence[dict[str, Any]]) -> list[str]:
 def _comparison(condition: str, baseline: str, result: ConditionResult, judgement: Judgement,
                 claimed: bool, min_savings: float, min_units: int) -> dict[str, Any]:
     out: dict[str, Any] = {"condition": condition, "baseline": baseline,
-                           "paired_units": result.units, "pairs": result.pairs}
+                           "paired_units": result.units, "pairs": result.pairs,
+                           "evaluable_units": result.evaluable_units}
     for name, est in result.estimates.items():
         out[name] = _estimate(est)
     out["failed_pairs"] = {"either_side": result.failed_pairs,
@@ -140,7 +141,13 @@ def assemble(*, table: TrialTable, pairing: Pairing, prereg: Preregistration, sc
     cost = table.cost_source[keep]
     fixture = int(((usage == _FIXTURE_USAGE) | (cost == _FIXTURE_COST)).sum())
     self_hosted = int((cost == _SELF_HOSTED).sum())
-    claim_class = "conformance_fixture" if fixture else "product_measurement"
+    synthetic = set(prereg.conformance_workloads)
+    if fixture:
+        claim_class = "conformance_fixture"
+    elif synthetic and all(s["key"][2] in synthetic for s in strata):
+        claim_class = "conformance_seed"
+    else:
+        claim_class = "product_measurement"
     level = prereg.confidence_level
 
     strata_out = []
@@ -152,7 +159,8 @@ def assemble(*, table: TrialTable, pairing: Pairing, prereg: Preregistration, sc
             comp = _comparison(condition, baseline, result, s["judgements"][condition],
                                condition in claims, s["threshold"], prereg.min_paired_units)
             comp["headline"] = None
-            if comp["quality_preserving_context_win"] and claim_class == "product_measurement":
+            if (comp["quality_preserving_context_win"] and claim_class == "product_measurement"
+                    and key[2] not in synthetic):
                 comp["headline"] = _headline(key[1], key[2], comp, level, s["tasks"])
                 if condition in claims:
                     headlines.append(comp["headline"])
@@ -208,6 +216,7 @@ def assemble(*, table: TrialTable, pairing: Pairing, prereg: Preregistration, sc
         "claim_class": {
             "class": claim_class,
             "fixture_trials": fixture,
+            "conformance_workloads": sorted(synthetic),
             "self_hosted_trials": self_hosted,
             "usage_sources": _counts(usage, USAGE_SOURCES),
             "cost_sources": _counts(cost, COST_SOURCES),
@@ -304,6 +313,11 @@ def _caveats(report: dict[str, Any], prereg: Preregistration, pairing: Pairing) 
         out.append(f"Conformance fixture: {cc['fixture_trials']} trial(s) carry "
                    "deterministic_fixture usage or zero_cost_fixture cost. They test the "
                    "pipeline and cannot support a product claim, so there is no headline.")
+    if cc["conformance_workloads"]:
+        out.append("Synthetic workload(s) declared in the preregistration as conformance "
+                   f"seeds: {', '.join(cc['conformance_workloads'])}. Their results show the "
+                   "pipeline and the audit trail, not a product claim, so they carry no "
+                   "headline.")
     if cc["self_hosted_trials"]:
         out.append(f"{cc['self_hosted_trials']} trial(s) report self_hosted_no_api_fee: API "
                    "fees are zero, but hardware, energy, operations and depreciation were not "

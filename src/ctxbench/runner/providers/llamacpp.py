@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
+from llama_cpp.llama_cache import LlamaRAMCache
 
 from ctxbench.core import InputError
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
@@ -47,6 +48,7 @@ class LlamaCppProvider:
 
     def __init__(self, *, model: str = EMBEDDED_MODEL_ID, model_path: str | None = None,
                  n_ctx: int = 8192, n_threads: int | None = None, name: str = "llamacpp",
+                 rope_freq_scale: float | None = None, prompt_cache_mb: int = 0,
                  **_: object) -> None:
         self.name = name
         self.model = model
@@ -54,8 +56,19 @@ class LlamaCppProvider:
         if not path.is_file():
             raise InputError(f"{path}: expected a GGUF model file, got nothing there")
         self.model_path = path
+        options: dict[str, Any] = {}
+        if rope_freq_scale is not None:
+            # Linear RoPE scaling (position interpolation): a window of n_ctx tokens for a
+            # model trained on n_ctx * rope_freq_scale. It applies to every condition alike.
+            options["rope_freq_scale"] = rope_freq_scale
         self._llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
-                                      n_threads_batch=n_threads, verbose=False, seed=0)
+                                      n_threads_batch=n_threads, verbose=False, seed=0,
+                                      **options)
+        if prompt_cache_mb > 0:
+            # Saved model states keyed by prompt tokens: a later prompt that shares a
+            # long prefix (the same full context, another question) skips recomputing it.
+            # It changes latency only, never the tokens processed or the usage reported.
+            self._llama.set_cache(LlamaRAMCache(capacity_bytes=prompt_cache_mb << 20))
         self._lock = asyncio.Lock()
         self._counter = 0
 
