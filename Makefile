@@ -51,8 +51,14 @@ test: $(LOCAL_STAMP) lint typecheck unit
 slow: $(STAMP)
 	$(VENV)/bin/pytest -q -m slow
 
-bench: $(STAMP)
+# Performance targets of each capability (minutes; writes large temporary files under
+# /tmp and removes them). Figures are recorded in benchmarks/RESULTS.md.
+bench: $(LOCAL_STAMP)
 	$(PY) benchmarks/bench_cef.py
+	$(PY) benchmarks/bench_public_eval.py
+	$(PY) benchmarks/bench_eceb.py
+	$(PY) benchmarks/bench_compiler.py
+	$(PY) benchmarks/bench_runner.py
 
 clean:
 	rm -rf $(VENV) ctxbench-demo .mypy_cache .ruff_cache .pytest_cache

@@ -129,6 +129,32 @@ class HFTokenizer:
         return len(self._tok.encode(text, add_special_tokens=False).ids)
 
 
+_LLAMA_LOG_ERROR = 4  # ggml_log_level: GGML_LOG_LEVEL_ERROR
+_llama_log_hook: Any = None
+
+
+def quiet_llama_logs() -> None:
+    """Route llama.cpp's native log to stderr for errors only.
+
+    llama.cpp prints context-size warnings (for example for a vocabulary-only load) even
+    when ``verbose=False``; they are noise in reports and progress output.
+    """
+    global _llama_log_hook  # noqa: PLW0603 - the ctypes callback must stay referenced
+    if _llama_log_hook is not None:
+        return
+    import ctypes
+    import sys
+
+    import llama_cpp
+
+    def _hook(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
+        if level == _LLAMA_LOG_ERROR:
+            sys.stderr.write(text.decode("utf-8", "replace"))
+
+    _llama_log_hook = llama_cpp.llama_log_callback(_hook)
+    llama_cpp.llama_log_set(_llama_log_hook, ctypes.c_void_p(0))
+
+
 class GGUFTokenizer:
     """The vocabulary of a GGUF model, loaded with ``llama_cpp.Llama(vocab_only=True)``."""
 
@@ -145,6 +171,7 @@ class GGUFTokenizer:
         target = Path(path)
         if not target.is_file():
             raise InputError(f"tokenizer: {target}: no such GGUF file")
+        quiet_llama_logs()
         try:
             self._llama: Any = llama_cpp.Llama(
                 model_path=str(target), vocab_only=True, verbose=False

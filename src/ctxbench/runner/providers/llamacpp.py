@@ -17,6 +17,7 @@ from typing import Any
 import llama_cpp
 from llama_cpp.llama_cache import LlamaRAMCache
 
+from ctxbench.compiler.tokenizers import quiet_llama_logs
 from ctxbench.core import InputError
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
 from ctxbench.runner.usage import UsageError, normalize_openai
@@ -56,6 +57,7 @@ class LlamaCppProvider:
         if not path.is_file():
             raise InputError(f"{path}: expected a GGUF model file, got nothing there")
         self.model_path = path
+        quiet_llama_logs()
         options: dict[str, Any] = {}
         if rope_freq_scale is not None:
             # Linear RoPE scaling (position interpolation): a window of n_ctx tokens for a
