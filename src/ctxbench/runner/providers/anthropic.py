@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
-from ctxbench.runner.providers.http import post_json
-from ctxbench.runner.usage import UsageError, normalize_anthropic
+from ctxbench.runner.providers.http import complete_json
+from ctxbench.runner.usage import normalize_anthropic
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "parse_message"]
 
@@ -71,21 +71,8 @@ class AnthropicProvider:
         return body
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        payload, latency_ms, status, header_id = await post_json(
-            self._client, self._url, self.body(request), self._headers, "request-id")
-        request_id = header_id or (payload.get("id") if isinstance(payload.get("id"), str)
-                                   else None)
-        try:
-            text, raw_usage = parse_message(payload)
-            usage = normalize_anthropic(raw_usage)
-        except RequestFailed as exc:
-            exc.request_id, exc.latency_ms, exc.http_status = request_id, latency_ms, status
-            raise
-        except UsageError as exc:
-            raise RequestFailed(str(exc), error_class="malformed_usage", http_status=status,
-                                request_id=request_id, latency_ms=latency_ms) from exc
-        return ProviderResponse(text=text, usage=usage, raw_usage=raw_usage,
-                                request_id=request_id, latency_ms=latency_ms, http_status=status)
+        return await complete_json(self._client, self._url, self.body(request), self._headers,
+                                   "request-id", parse_message, normalize_anthropic)
 
     async def aclose(self) -> None:
         await self._client.aclose()

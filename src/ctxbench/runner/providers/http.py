@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
-from ctxbench.runner.providers.base import RequestFailed
+from ctxbench.core import TokenUsage
+from ctxbench.runner.providers.base import ProviderResponse, RequestFailed
+from ctxbench.runner.usage import UsageError
 
-__all__ = ["RETRYABLE_STATUS", "post_json"]
+__all__ = ["RETRYABLE_STATUS", "complete_json", "post_json"]
 
 # 408 request timeout, 409 conflict (Anthropic's lock), 429 rate limit, 5xx and
 # Anthropic's 529 overloaded are transient.
@@ -55,3 +58,31 @@ async def post_json(client: httpx.AsyncClient, url: str, body: dict[str, Any],
                             error_class="malformed_response", http_status=response.status_code,
                             request_id=request_id, latency_ms=latency_ms)
     return payload, latency_ms, response.status_code, request_id
+
+
+async def complete_json(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str],
+    id_header: str,
+    parse: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]],
+    normalize: Callable[[dict[str, Any]], TokenUsage],
+) -> ProviderResponse:
+    """POST one request and turn the provider's JSON into a :class:`ProviderResponse`.
+
+    The request id is the ``id_header`` header, else the body's ``id``; a body that cannot
+    be parsed, or usage that cannot be normalised, is a failed request that keeps them.
+    """
+    payload, latency_ms, status, header_id = await post_json(client, url, body, headers,
+                                                             id_header)
+    request_id = header_id or (payload.get("id") if isinstance(payload.get("id"), str)
+                               else None)
+    try:
+        text, raw_usage = parse(payload)
+        usage = normalize(raw_usage)
+    except RequestFailed as exc:
+        exc.request_id, exc.latency_ms, exc.http_status = request_id, latency_ms, status
+        raise
+    except UsageError as exc:
+        raise RequestFailed(str(exc), error_class="malformed_usage", http_status=status,
+                            request_id=request_id, latency_ms=latency_ms) from exc
+    return ProviderResponse(text=text, usage=usage, raw_usage=raw_usage,
+                            request_id=request_id, latency_ms=latency_ms, http_status=status)
