@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.cli.main import main
+from ctxbench.protocols.eceb import load_benchmark, seed_paths
 
 
 def test_demo_with_the_fixture_provider(tmp_path: Path,
@@ -33,6 +34,19 @@ def test_demo_with_the_fixture_provider(tmp_path: Path,
         "> **conformance fixture")
     cef = json.loads((run_dir / "cef-report.json").read_text(encoding="utf-8"))
     assert cef["claim_class"]["class"] == "conformance_fixture"
+    assert prereg["conformance_workloads"] == [cef["strata"][0]["key"]["workload"]]
+    # the shipped conformance_seed run is evaluated beside the demo's own run
+    seed = json.loads((out / "seed-conformance" / "eceb-report.json").read_text("utf-8"))
+    golden = Path(__file__).parents[1] / "golden" / "eceb-seed" / "report.json"
+    assert seed == json.loads(golden.read_text(encoding="utf-8"))
+    assert "ECEB compiled: 12/13 tasks qualified" in text
+    assert "(shipped conformance_seed run)" in text
+    # the compiler's coverage table covers every ladder budget of every task
+    table = (out / "compiler-seed-table.md").read_text(encoding="utf-8")
+    benchmark = load_benchmark(seed_paths().benchmark)
+    for task in benchmark.tasks:
+        assert table.count(f"| {task.task_id} |") == len(task.budget_ladder), task.task_id
+        assert f"| {task.task_id} | {task.budget_ladder[-1]} |" in table
     # a second demo in the same directory finishes the same run instead of refusing
     with pytest.raises(SystemExit) as again:
         main(["demo", "--output", str(out), "--fixture", "--replicates", "1"])

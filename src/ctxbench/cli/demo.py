@@ -35,8 +35,11 @@ def demo(output: str, fixture: bool, replicates: int) -> int:
     print_summary(summary)
     for note in result.notes:
         click.echo(f"NOTE: {note}")
+    for line in result.seed_conformance:
+        click.echo(line)
     if result.seed_quality_table:
-        click.echo("compiler evidence coverage on the seed (ctxbench compile quality):")
+        click.echo("compiler evidence coverage on the seed, every ladder budget "
+                   "(also in compiler-seed-table.md):")
         click.echo(result.seed_quality_table)
     click.echo(f"demo finished in {result.wall_s:.0f} s on {result.provider}; the experiment "
                f"is {result.spec_path} (re-run it with `ctxbench run {result.spec_path}`)")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
 from ctxbench.runner.experiment import RunSummary, run_loaded
+from ctxbench.runner.reports import eceb_verdicts
 from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import load_spec
 from ctxbench.runner.workload import Workload, load_workload
@@ -39,6 +40,7 @@ class DemoResult:
     wall_s: float
     seed_quality_table: str | None = None
     notes: tuple[str, ...] = ()
+    seed_conformance: tuple[str, ...] = ()
 
 
 def embedded_model_status() -> str | None:
@@ -130,7 +132,8 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
                       spec_path=spec_path, wall_s=time.perf_counter() - started,
                       seed_quality_table=_seed_quality(
-                          "smollm2" if provider == "llamacpp" else "cl100k_base"),
+                          out, "smollm2" if provider == "llamacpp" else "cl100k_base"),
+                      seed_conformance=tuple(_seed_conformance(out)),
                       notes=tuple(_baseline_notes(summary.output / "trials.jsonl")))
 
 
@@ -152,17 +155,32 @@ def _baseline_notes(trials_path: Path) -> list[str]:
     return [f"{sum(errors.values())} of {len(baseline)} full_permitted_context trials failed "
             f"({kinds}). Failures stay in the sample as the protocol requires, so where the "
             "baseline failed the comparisons measure that the smaller context ran where the "
-            "full permitted context could not (for the embedded model: its 8192-token window "
-            "is smaller than the seed's full permitted context for most tasks)."]
+            "full permitted context could not (for example when it exceeds the model's "
+            "context window)."]
 
 
-def _seed_quality(tokenizer: str) -> str | None:
-    """The compiler's evidence-coverage table for the seed, when the compiler offers one."""
-    try:
-        from ctxbench.compiler.quality import render_table, seed_table
-    except ImportError:
-        return None
-    return render_table(seed_table(tokenizer=tokenizer))
+def _seed_quality(out: Path, tokenizer: str) -> str:
+    """The compiler's evidence coverage on the seed at every ladder budget (also written)."""
+    from ctxbench.compiler.quality import render_table, seed_table
+
+    table = render_table(seed_table(all_budgets=True, tokenizer=tokenizer))
+    atomic_write_text(out / "compiler-seed-table.md", table + "\n")
+    return table
+
+
+def _seed_conformance(out: Path) -> list[str]:
+    """Evaluate the shipped ``conformance_seed`` run: the ECEB evaluator's own check."""
+    from ctxbench.protocols.eceb.api import evaluate_files
+    from ctxbench.protocols.eceb.seed import seed_paths
+    from ctxbench.render.eceb import render_markdown
+
+    paths = seed_paths()
+    report = evaluate_files(paths.benchmark, paths.run, paths.corpus)
+    target = out / "seed-conformance"
+    atomic_write_json(target / "eceb-report.json", report)
+    atomic_write_text(target / "eceb-report.md", render_markdown(report))
+    return [f"{line} (shipped conformance_seed run)" for line in eceb_verdicts(report)] + [
+        f"seed-conformance report: {target / 'eceb-report.md'}"]
 
 
 def demo_json(result: DemoResult) -> str:
