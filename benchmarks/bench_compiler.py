@@ -4,7 +4,7 @@ Run: .venv/bin/python benchmarks/bench_compiler.py [--mb 100] [--queries 300]
 
 It generates a synthetic enterprise-shaped corpus (Markdown runbooks, Python modules,
 JSON specs, YAML configs, chat logs) from a fixed seed in a temporary directory, then
-prints the figures recorded in benchmarks/RESULTS-compiler.md.
+prints the figures recorded in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

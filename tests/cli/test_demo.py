@@ -1,5 +1,5 @@
 """``ctxbench demo``: the fixture path end to end (the embedded-model path is measured in
-benchmarks/RESULTS-runner.md; it takes minutes)."""
+benchmarks/RESULTS.md; it takes minutes)."""
 
 from __future__ import annotations
 
