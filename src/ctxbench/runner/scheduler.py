@@ -122,7 +122,9 @@ async def execute_plan(plan: Sequence[PlannedTrial], *, skip: set[tuple[str, str
             raise KeyboardInterrupt
         stop.set()
 
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+    # Loops without signal support (other platforms, other threads) raise a RuntimeError
+    # subclass or ValueError; the run then relies on KeyboardInterrupt instead.
+    with contextlib.suppress(RuntimeError, ValueError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
         installed = True
     semaphore = asyncio.Semaphore(concurrency)
