@@ -126,3 +126,21 @@ def test_external_system_through_the_command_line(
     assert code == 2 and "supply its context text" in err
     code, out, _ = _run([*verify, "--context", str(context)], capsys)
     assert code == 0 and out.startswith("verified: ctx_")
+
+
+def test_unreadable_context_file_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit_path = tmp_path / "commit.json"
+    code, _, _ = _run([*BASE, "--task", "late-fee-rule", "--budget", "256",
+                       "--output", str(commit_path)], capsys)
+    assert code == 0
+    verify = ["compile", "verify", str(commit_path), "--corpus", str(SEED.corpus), "--context"]
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\n\xff\n")
+    code, _, err = _run([*verify, str(bad)], capsys)
+    assert code == 2
+    assert err == (f"ctxbench: error: {bad}:2: expected UTF-8 text, got an invalid byte "
+                   "at offset 5\n")
+    code, _, err = _run([*verify, str(tmp_path / "missing.txt")], capsys)
+    assert code == 2 and "missing.txt" in err and "Traceback" not in err

@@ -14,7 +14,7 @@ from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext, compile_context
 from ctxbench.compiler.tokenizers import get_tokenizer
-from ctxbench.core import InputError, load_json_document
+from ctxbench.core import InputError, load_json_document, read_utf8
 
 __all__ = ["benchmark_index", "compile_benchmark_task", "compile_directory", "verify_commit_file"]
 
@@ -91,7 +91,8 @@ def verify_commit_file(
         raise InputError(f"{commit_path}: expected a context commit JSON object")
     context = None
     if context_path is not None:
-        context = Path(context_path).read_bytes().decode("utf-8")
+        # Exact text: newline translation would change the bytes the commit digests.
+        context = read_utf8(context_path)
     verify_commit(
         commit, corpus_dir, tokenizer=get_tokenizer(tokenizer) if tokenizer else None,
         context_text=context,

@@ -36,6 +36,7 @@ from ctxbench.core.fields import MISSING, Fields
 from ctxbench.core.jsonl import JsonLine, TornLineError, iter_jsonl, load_json_document, read_jsonl
 from ctxbench.core.money import micro_to_usd, usd_to_micro
 from ctxbench.core.rng import derive_rng, derive_seed
+from ctxbench.core.textfile import read_utf8
 from ctxbench.core.tomlfile import load_toml
 from ctxbench.core.usage import TokenUsage
 
@@ -72,6 +73,7 @@ __all__ = [
     "micro_to_usd",
     "pointer_join",
     "read_jsonl",
+    "read_utf8",
     "report_json_bytes",
     "sha256_file",
     "sha256_hex",

@@ -14,10 +14,10 @@ import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ctxbench.core.errors import FieldError, InputError, PointerError
+from ctxbench.core.textfile import read_utf8
 
 __all__ = [
     "JsonLine",
@@ -169,18 +169,7 @@ def load_json_document(path: str | os.PathLike[str], *, display: str | None = No
     Syntax errors are reported as ``file:line: expected valid JSON, got ...``.
     """
     shown = display if display is not None else str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{shown}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{shown}: expected a file, got a directory") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise FieldError(shown, line, None, "UTF-8 text",
-                         got_text=f"an invalid byte at offset {exc.start}") from None
+    text = read_utf8(path, display=shown)
     if text.startswith("\ufeff"):
         raise PointerError(shown, "/", "expected JSON without a byte-order mark")
     return loads_strict(text, path=shown, line=None)

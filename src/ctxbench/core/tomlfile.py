@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from pathlib import Path
 from typing import Any
 
-from ctxbench.core.errors import FieldError, InputError
+from ctxbench.core.errors import FieldError
+from ctxbench.core.textfile import read_utf8
 
 __all__ = ["load_toml"]
 
@@ -18,18 +18,7 @@ _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 def load_toml(path: str | os.PathLike[str], *, display: str | None = None) -> dict[str, Any]:
     """Parse a TOML file; a syntax error becomes ``file:line: expected valid TOML, got ...``."""
     shown = display if display is not None else str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{shown}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{shown}: expected a file, got a directory") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise FieldError(shown, line, None, "UTF-8 text",
-                         got_text=f"an invalid byte at offset {exc.start}") from None
+    text = read_utf8(path, display=shown)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
