@@ -13,6 +13,7 @@ import argparse
 import json
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -78,8 +79,7 @@ def generate(
         n += 1
     directory = Corpus.from_directory(root)
     labelled = tuple(
-        type(a)(a.artifact_id, a.path, a.kind, CLASSES[i % 4], a.blake3)
-        for i, a in enumerate(directory.artifacts)
+        replace(a, classification=CLASSES[i % 4]) for i, a in enumerate(directory.artifacts)
     )
     return Corpus(root, labelled, "bench"), vocab
 

@@ -10,12 +10,13 @@ cover the whole artifact, so any byte belongs to exactly one chunk.
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["MAX_CHUNK_BYTES", "Chunk", "chunk_artifact", "chunker_for"]
+__all__ = ["MAX_CHUNK_BYTES", "Chunk", "chunk_artifact", "chunker_for", "path_suffix"]
 
 MAX_CHUNK_BYTES = 3000
 _BLOCK_TARGET = 900
@@ -191,8 +192,6 @@ def _line_index(text: str) -> Callable[[int], int]:
     newlines = [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
 
     def line_of(pos: int) -> int:
-        import bisect
-
         return bisect.bisect_right(newlines, pos)
 
     return line_of
@@ -245,9 +244,15 @@ _BY_SUFFIX: dict[str, Callable[[_Lines], list[_Piece]]] = {
 }
 
 
+def path_suffix(path: str) -> str:
+    """The lowercased extension of a corpus path's file name (``".md"``), or ``""``."""
+    name = path.rsplit("/", 1)[-1]
+    return "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
 def chunker_for(path: str, kind: str) -> str:
     """Name of the chunker used for an artifact (by extension, then by source kind)."""
-    suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    suffix = path_suffix(path)
     if kind == "chat" and suffix not in (".jsonl", ".ndjson", ".json"):
         return "chat"
     fn = _BY_SUFFIX.get(suffix)

@@ -134,8 +134,9 @@ def _verify(
            "query_blake3 does not match the query")
     policy = Policy.from_json(commit["policy"], where="context commit: policy")
     _check(policy.digest() == commit["policy_blake3"], "policy_blake3 does not match the policy")
-    _check(commit_id(commit) == commit["commit_id"],
-           f"commit_id {commit['commit_id']} does not match its content ({commit_id(commit)})")
+    expected = commit_id(commit)
+    _check(expected == commit["commit_id"],
+           f"commit_id {commit['commit_id']} does not match its content ({expected})")
     parts: list[str] = []
     for n, item in enumerate(commit["excerpts"]):
         where = f"excerpt {n} ({item['artifact_id']})"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxbench.compiler.chunking import path_suffix
 from ctxbench.core import InputError, IntegrityError, blake3_file, blake3_hex
 from ctxbench.protocols.eceb.paths import resolve_in_corpus, validate_portable_path
 
@@ -27,9 +28,7 @@ _KIND_BY_SUFFIX = {
 
 def kind_for_path(path: str) -> str:
     """Source kind assumed for a plain-directory file (by extension; default ``runbook``)."""
-    name = path.rsplit("/", 1)[-1]
-    suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return _KIND_BY_SUFFIX.get(suffix, "runbook")
+    return _KIND_BY_SUFFIX.get(path_suffix(path), "runbook")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +73,11 @@ class Corpus:
                 f"{artifact.path}: artifact {artifact.artifact_id} cannot be read: "
                 f"{exc.strerror or exc}"
             ) from exc
-        if blake3_hex(data) != artifact.blake3:
+        got = blake3_hex(data)
+        if got != artifact.blake3:
             raise IntegrityError(
                 f"{artifact.path}: artifact {artifact.artifact_id}: expected BLAKE3 "
-                f"{artifact.blake3}, got {blake3_hex(data)} (the source changed)"
+                f"{artifact.blake3}, got {got} (the source changed)"
             )
         return data
 

@@ -157,7 +157,8 @@ def compile_external(
         violations.append(f"{count} tokens exceed the budget {budget}")
     return finish_packet(
         index, query=query, budget=budget, policy=policy, strategy=name, text=context,
-        excerpts=tuple(excerpts), empty_reason=None if context else "the system returned none",
+        token_count=count, excerpts=tuple(excerpts),
+        empty_reason=None if context else "the system returned none",
         template=EXTERNAL_TEMPLATE, violations=tuple(violations),
     )
 

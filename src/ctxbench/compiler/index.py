@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctxbench.compiler.chunking import Chunk, chunk_artifact
+from ctxbench.compiler.chunking import Chunk, Range, chunk_artifact
 from ctxbench.compiler.corpus import Corpus, CorpusArtifact
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.retrieval import PolicyView, TermMapper, identifier_terms, raw_terms
@@ -24,7 +24,6 @@ __all__ = ["ContextIndex", "IndexStats"]
 _VIEW_CACHE = 16
 _BYTES_CACHE = 64 << 20
 _COUNT_CACHE = 500_000
-Range = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)

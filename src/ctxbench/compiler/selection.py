@@ -28,7 +28,14 @@ import numpy as np
 
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
-from ctxbench.compiler.render import Excerpt, excerpt_body, excerpt_header, merge_ranges
+from ctxbench.compiler.render import (
+    Excerpt,
+    Range,
+    excerpt_body,
+    excerpt_header,
+    merge_ranges,
+    render_excerpt,
+)
 
 __all__ = [
     "FILL_FLOOR",
@@ -56,15 +63,16 @@ WHOLE_MAX_BYTES = 6000
 FOCUS_BYTES = 240
 # A header line alone costs more than this, so with less room left nothing else fits.
 MIN_EXCERPT_TOKENS = 12
-Range = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """Chosen excerpts in packet order, their rendered parts, and why it is empty if so."""
+    """Chosen excerpts in packet order, the packet text, its exact token count, and why
+    it is empty if so."""
 
     excerpts: tuple[Excerpt, ...]
-    parts: tuple[str, ...]
+    text: str
+    token_count: int
     empty_reason: str | None
 
 
@@ -85,12 +93,11 @@ class _Packet:
         a = self.index.artifact_at(position)
         return Excerpt(a.artifact_id, a.path, a.classification, a.blake3, ranges)
 
-    def part(self, position: int, ranges: tuple[Range, ...]) -> tuple[str, int]:
-        ex = self.excerpt(position, ranges)
-        header = excerpt_header(ex)
+    def cost(self, position: int, ranges: tuple[Range, ...]) -> int:
+        """Exact tokens of the excerpt's header plus its body (body counts are cached)."""
+        header = excerpt_header(self.excerpt(position, ranges))
         body = excerpt_body(self.index.source(position), ranges)
-        cost = self.index.count(header) + self.index.cached_count(position, ranges, body)
-        return header + body + "\n", cost
+        return self.index.count(header) + self.index.cached_count(position, ranges, body)
 
     def full(self) -> bool:
         """True when not even the smallest excerpt could still fit."""
@@ -106,7 +113,7 @@ class _Packet:
         merged = merge_ranges((*(before or ()), *ranges))
         if merged == before:
             return False
-        _, cost = self.part(position, merged)
+        cost = self.cost(position, merged)
         new_total = self.total - self.costs.get(position, 0) + cost
         if self.budget is not None and new_total > self.budget:
             alone = cost if before is None else None
@@ -137,19 +144,20 @@ class _Packet:
         """Render, recount the whole packet exactly, and trim from the end until it fits."""
         while True:
             excerpts = tuple(self.excerpt(p, self.ranges[p]) for p in self.order)
-            parts = tuple(self.part(p, self.ranges[p])[0] for p in self.order)
-            if self.budget is None or not parts or \
-                    self.index.count("".join(parts)) <= self.budget:
+            text = "".join(render_excerpt(e, self.index.source(p))
+                           for e, p in zip(excerpts, self.order, strict=True))
+            count = self.index.count(text)
+            if self.budget is None or not excerpts or count <= self.budget:
                 break
             self.pop()
-        if parts:
-            return Selection(excerpts, parts, None)
+        if excerpts:
+            return Selection(excerpts, text, count, None)
         if self.smallest_rejected is not None:
             empty_reason = (
                 f"budget {self.budget} is smaller than the smallest candidate excerpt "
                 f"({self.smallest_rejected} tokens)"
             )
-        return Selection((), (), empty_reason)
+        return Selection((), text, count, empty_reason)
 
 
 def _ranked(index: ContextIndex, policy: Policy, query: str) -> tuple[list[tuple[int, float]],

@@ -58,21 +58,22 @@ def finish_packet(
     policy: Policy,
     strategy: str,
     text: str,
+    token_count: int,
     excerpts: tuple[Excerpt, ...],
     empty_reason: str | None,
     template: str = RENDER_TEMPLATE,
     violations: tuple[str, ...] = (),
 ) -> CompiledContext:
-    """Count, hash and commit a packet's final text."""
-    count = index.count(text)
+    """Hash and commit a packet's final text; ``token_count`` is the caller's exact count
+    of ``text`` with ``index.count`` (each caller has just made it, so it is not redone)."""
     rendered = packet_blake3(text)
     commit = build_commit(
-        query=query, budget=budget, tokenizer_id=index.tokenizer.id, token_count=count,
+        query=query, budget=budget, tokenizer_id=index.tokenizer.id, token_count=token_count,
         policy=policy, strategy=strategy, template=template, excerpts=excerpts,
         rendered_blake3=rendered, empty_reason=empty_reason,
     )
     return CompiledContext(
-        text, count, excerpts, rendered, commit, commit["commit_id"], strategy, budget,
+        text, token_count, excerpts, rendered, commit, commit["commit_id"], strategy, budget,
         index.tokenizer.id, empty_reason, violations,
     )
 
@@ -105,6 +106,6 @@ def compile_context(
         selection = select(index, policy, query, budget)
     return finish_packet(
         index, query=query, budget=budget, policy=policy, strategy=strategy,
-        text="".join(selection.parts), excerpts=selection.excerpts,
+        text=selection.text, token_count=selection.token_count, excerpts=selection.excerpts,
         empty_reason=selection.empty_reason,
     )

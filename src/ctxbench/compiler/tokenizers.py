@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import atexit
 import base64
-import hashlib
 import importlib.util
 import os
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxbench.core import InputError, RuntimeFailure, blake3_file
+from ctxbench.core import InputError, RuntimeFailure, blake3_file, sha256_hex
 
 __all__ = [
     "DEFAULT_TOKENIZER",
@@ -83,7 +82,7 @@ class TiktokenTokenizer:
         import tiktoken
 
         data = _bundled_cl100k().read_bytes()
-        if hashlib.sha256(data).hexdigest() != _CL100K_SHA256:
+        if sha256_hex(data) != _CL100K_SHA256:
             raise RuntimeFailure("tokenizer cl100k_base: the bundled BPE file is corrupt")
         ranks: dict[bytes, int] = {}
         for line in data.splitlines():
