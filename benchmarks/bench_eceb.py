@@ -19,12 +19,17 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ctxbench.core import blake3_file, blake3_hex
 from ctxbench.protocols.eceb import (
+    BENCHMARK_SCHEMA,
+    RUN_SCHEMA,
+    SPEC_URN,
     Artifact,
     Benchmark,
+    CorpusCheck,
     Observation,
     Run,
     Selected,
@@ -35,16 +40,15 @@ from ctxbench.protocols.eceb import (
     parse_benchmark,
     verify_corpus,
 )
-from ctxbench.protocols.eceb.corpus import CorpusCheck
 
 GIB = 1 << 30
 
 
-def _best(fn: object, repeat: int = 3) -> float:
+def _best(fn: Callable[[], object], repeat: int = 3) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        fn()  # type: ignore[operator]
+        fn()
         times.append(time.perf_counter() - start)
     return min(times)
 
@@ -54,7 +58,7 @@ def bench_root() -> None:
                           "internal", blake3_hex(str(i).encode())) for i in range(100_000)]
     seconds = _best(lambda: corpus_root(artifacts))
     print(f"root of 100,000 artifacts: {seconds:.3f} s (target < 5 s)")
-    doc = {"schema": "symgliph.eceb/benchmark-v0.1", "spec": "urn:symgliph:spec:eceb:0.1",
+    doc = {"schema": BENCHMARK_SCHEMA, "spec": SPEC_URN,
            "benchmark_id": "bench", "claim_class": "conformance_seed",
            "corpus": {"root": corpus_root(artifacts),
                       "artifacts": [a.record() for a in artifacts]}, "tasks": []}
@@ -113,10 +117,11 @@ def bench_evaluate() -> None:
     ladder = (256, 512, 1024, 2048, 4096)
     artifacts = tuple(Artifact(f"a{i}", f"a/{i}.md", "runbook", "internal",
                                blake3_hex(str(i).encode())) for i in range(1000))
-    tasks = []
-    observations = []
+    tasks: list[Task] = []
+    observations: list[Observation] = []
     for t in range(10_000):
-        req = (artifacts[t % 1000].artifact_id, artifacts[(t * 7) % 1000].artifact_id)
+        req: tuple[str, ...] = (artifacts[t % 1000].artifact_id,
+                                artifacts[(t * 7) % 1000].artifact_id)
         if req[0] == req[1]:
             req = req[:1]
         tasks.append(Task(f"t{t}", "q", req, ("public", "internal"), (), ladder, 700, 100,
@@ -154,7 +159,7 @@ def bench_evaluate() -> None:
 
 def _run_doc(run: Run) -> dict[str, object]:
     return {
-        "schema": "symgliph.eceb/run-v0.1", "spec": "urn:symgliph:spec:eceb:0.1",
+        "schema": RUN_SCHEMA, "spec": SPEC_URN,
         "run_id": run.run_id, "benchmark_id": run.benchmark_id, "corpus_root": run.corpus_root,
         "claim_class": run.claim_class, "system": run.system, "model": run.model,
         "judge": run.judge, "tokenizer": run.tokenizer, "pricing": run.pricing,

@@ -8,10 +8,7 @@ import click
 
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_json, atomic_write_text, report_json_bytes
-from ctxbench.core.errors import PointerError
-from ctxbench.core.jsonl import load_json_document
-from ctxbench.protocols.eceb.api import benchmark_root, evaluate_files
-from ctxbench.protocols.eceb.model import REPORT_SCHEMA
+from ctxbench.protocols.eceb.api import benchmark_root, evaluate_files, load_report
 from ctxbench.protocols.eceb.register import register_directory
 from ctxbench.render.eceb import render_markdown
 
@@ -99,11 +96,7 @@ def render(report: Path, output: Path | None) -> None:
     Example:
       ctxbench eceb render report.json --output report.md
     """
-    document = load_json_document(report)
-    if not isinstance(document, dict) or document.get("schema") != REPORT_SCHEMA:
-        got = document.get("schema") if isinstance(document, dict) else None
-        raise PointerError(str(report), "/schema", f'expected "{REPORT_SCHEMA}", got {got!r}')
-    text = render_markdown(document)
+    text = render_markdown(load_report(report))
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -18,10 +18,12 @@ def _v(value: Any) -> str:
 
 
 def _bps(value: Any) -> str:
-    # Basis points are shown as written in the report, with their percent reading.
+    # Basis points are shown as written in the report, with their percent reading made by
+    # moving the decimal point two places (text only: no arithmetic on report values).
     if value is None:
         return "—"
-    return f"{value} bps ({value // 100}.{value % 100:02d}%)"
+    digits = f"{value:03d}"
+    return f"{value} bps ({digits[:-2]}.{digits[-2:]}%)"
 
 
 def render_markdown(report: dict[str, Any]) -> str:

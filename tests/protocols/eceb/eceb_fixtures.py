@@ -12,7 +12,6 @@ applied at test time) are rewritten with ``CTXBENCH_UPDATE_GOLDEN=1``.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shutil
@@ -206,9 +205,8 @@ BY_NAME = {case.name: case for case in CASES}
 
 
 def documents(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The fixture's benchmark and run documents."""
+    """The fixture's benchmark and run documents (freshly read, so edits stay local)."""
     bench, run = base_documents()
-    bench, run = copy.deepcopy(bench), copy.deepcopy(run)
     BY_NAME[name].apply(bench, run)
     return bench, run
 

@@ -13,11 +13,11 @@ with ``CTXBENCH_UPDATE_GOLDEN=1`` to rewrite them after changing the table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.core import blake3_hex
-from ctxbench.protocols.eceb import register_directory, seed_paths
+from ctxbench.protocols.eceb import RUN_SCHEMA, SPEC_URN, register_directory, seed_paths
 
 PUB, INT, CONF = "public", "internal", "confidential"
 PROMPT_OVERHEAD = 180  # system prompt + question, in tokens
@@ -48,7 +48,7 @@ class Scenario:
     naive_extra: tuple[str, ...] = ()  # what naive_top_k wrongly retrieves
     # (budget index, kind) injected failures: "overflow", "missing_rep", "mismatch",
     # "denied_leak", "low_quality"
-    faults: tuple[tuple[int, str], ...] = field(default_factory=tuple)
+    faults: tuple[tuple[int, str], ...] = ()
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -232,8 +232,8 @@ def _run(bench: dict[str, Any]) -> dict[str, Any]:
             observations += _ladder(s, "naive_top_k", s.naive_qualify_at, s.naive_extra,
                                     floor, digests, sizes, set(permitted))
     return {
-        "schema": "symgliph.eceb/run-v0.1",
-        "spec": "urn:symgliph:spec:eceb:0.1",
+        "schema": RUN_SCHEMA,
+        "spec": SPEC_URN,
         "run_id": "fernhill-conformance-seed-1",
         "benchmark_id": bench["benchmark_id"],
         "corpus_root": bench["corpus"]["root"],
@@ -269,12 +269,12 @@ def _ladder(s: Scenario, strategy: str, qualify_at: int | None, extra: tuple[str
         selected += [a for a in extra if a not in selected]
         evidence = sum(sizes[a] for a in selected) // 4
         tokens = min(budget - 3 - _jitter(s.task_id, budget) % 40, PROMPT_OVERHEAD + evidence)
+        # a naive retriever that pulls in forbidden material answers from it
+        good = ok and all(a in permitted for a in extra)
         for rep in (1, 2, 3):
             if "missing_rep" in faults and rep == 3:
                 continue
             wobble = _jitter(s.task_id, strategy, budget, rep) % 30
-            # a naive retriever that pulls in forbidden material answers from it
-            good = ok and all(a in permitted for a in extra)
             quality = floor + 10 + wobble if good else floor - 90 - wobble
             answer = s.answer if good else s.weak_answer
             if "low_quality" in faults and rep == 2:

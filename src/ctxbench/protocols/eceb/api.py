@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ctxbench.core.errors import PointerError
+from ctxbench.core.jsonl import load_json_document
 from ctxbench.protocols.eceb.benchmark import load_benchmark
 from ctxbench.protocols.eceb.corpus import verify_corpus
 from ctxbench.protocols.eceb.evaluate import evaluate
+from ctxbench.protocols.eceb.model import REPORT_SCHEMA
 from ctxbench.protocols.eceb.run import load_run
 
-__all__ = ["benchmark_root", "evaluate_files"]
+__all__ = ["benchmark_root", "evaluate_files", "load_report"]
 
 
 def benchmark_root(benchmark_path: str | os.PathLike[str],
@@ -29,3 +32,12 @@ def evaluate_files(benchmark_path: str | os.PathLike[str], run_path: str | os.Pa
     run = load_run(run_path)
     check = verify_corpus(benchmark, corpus_dir)
     return evaluate(benchmark, run, check)
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a report.json, refusing any document that is not an ECEB-0.1 report."""
+    document = load_json_document(path)
+    if isinstance(document, dict) and document.get("schema") == REPORT_SCHEMA:
+        return document
+    got = document.get("schema") if isinstance(document, dict) else None
+    raise PointerError(str(path), "/schema", f'expected "{REPORT_SCHEMA}", got {got!r}')

@@ -11,6 +11,7 @@ import os
 import re
 from typing import Any
 
+from ctxbench.core.digests import HEX64
 from ctxbench.core.errors import IntegrityError, PointerError, describe_value, pointer_join
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
@@ -27,11 +28,11 @@ from ctxbench.protocols.eceb.model import (
 from ctxbench.protocols.eceb.paths import path_problem
 from ctxbench.protocols.eceb.root import corpus_root
 
-__all__ = ["ID_PATTERN", "load_benchmark", "parse_benchmark"]
+__all__ = ["HEX_TEXT", "ID_PATTERN", "document_fields", "load_benchmark", "parse_benchmark"]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _ID_TEXT = "an id of 1-128 characters from [A-Za-z0-9._:-] starting with a letter or digit"
-_HEX_TEXT = "a BLAKE3 digest (64 lowercase hex digits)"
+HEX_TEXT = "a BLAKE3 digest (64 lowercase hex digits)"
 _TOP = ("schema", "spec", "benchmark_id", "claim_class", "corpus", "tasks")
 _ARTIFACT = ("artifact_id", "path", "kind", "classification", "blake3")
 _TASK = (
@@ -43,27 +44,32 @@ _TASK = (
 
 def load_benchmark(path: str | os.PathLike[str]) -> Benchmark:
     """Read, validate and return the benchmark at ``path`` (errors name file and pointer)."""
-    shown = str(path)
-    return parse_benchmark(load_json_document(path, display=shown), path=shown)
+    return parse_benchmark(load_json_document(path), path=str(path))
+
+
+def document_fields(value: Any, *, path: str, schema: str, fields: tuple[str, ...]) -> Fields:
+    """The checked top level of an ECEB document: exactly ``fields``, ``schema``, the spec URN."""
+    if not isinstance(value, dict):
+        raise PointerError(path, "/", f"expected a JSON object, got {describe_value(value)}")
+    top = Fields(value, path=path, pointer="")
+    top.only(fields)
+    top.require(fields)
+    if top.raw("schema") != schema:
+        top.fail("schema", f'"{schema}"', top.raw("schema"))
+    if top.raw("spec") != SPEC_URN:
+        top.fail("spec", f'the specification URN "{SPEC_URN}"', top.raw("spec"))
+    return top
 
 
 def parse_benchmark(value: Any, *, path: str) -> Benchmark:
     """Validate an already-decoded benchmark document (see :func:`load_benchmark`)."""
-    if not isinstance(value, dict):
-        raise PointerError(path, "/", f"expected a JSON object, got {describe_value(value)}")
-    top = Fields(value, path=path, pointer="")
-    top.only(_TOP)
-    top.require(_TOP)
-    if top.raw("schema") != BENCHMARK_SCHEMA:
-        top.fail("schema", f'"{BENCHMARK_SCHEMA}"', top.raw("schema"))
-    if top.raw("spec") != SPEC_URN:
-        top.fail("spec", f'the specification URN "{SPEC_URN}"', top.raw("spec"))
+    top = document_fields(value, path=path, schema=BENCHMARK_SCHEMA, fields=_TOP)
     benchmark_id = _id(top, "benchmark_id")
     claim_class = top.req_enum("claim_class", CLAIM_CLASSES)
     corpus = top.child("corpus", _obj(top, "corpus"))
     corpus.only(("root", "artifacts"))
     corpus.require(("root", "artifacts"))
-    declared = corpus.matching("root", _HEX, _HEX_TEXT)
+    declared = corpus.matching("root", HEX64, HEX_TEXT)
     artifacts = _artifacts(corpus)
     computed = corpus_root(artifacts)
     if declared != computed:
@@ -74,9 +80,6 @@ def parse_benchmark(value: Any, *, path: str) -> Benchmark:
     by_id = {a.artifact_id: a for a in artifacts}
     tasks = _tasks(top, by_id)
     return Benchmark(benchmark_id, claim_class, computed, artifacts, tasks, path=path)
-
-
-_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def _obj(f: Fields, name: str) -> dict[str, Any]:
@@ -125,7 +128,7 @@ def _artifacts(corpus: Fields) -> tuple[Artifact, ...]:
             f.fail("path", "a path not registered before", path)
         kind = f.req_enum("kind", KINDS)
         classification = f.req_enum("classification", CLASSIFICATIONS)
-        digest = f.matching("blake3", _HEX, _HEX_TEXT)
+        digest = f.matching("blake3", HEX64, HEX_TEXT)
         assert digest is not None
         seen_ids.add(artifact_id)
         seen_paths.add(path)
@@ -172,10 +175,11 @@ def _tasks(top: Fields, by_id: dict[str, Artifact]) -> tuple[Task, ...]:
                     f"expected one of {', '.join(CLASSIFICATIONS)}, got {describe_value(value)}")
         allowed_set = {v for _, v in allowed}
         denied = _registered(f, "denied_artifacts", by_id)
+        denied_set = {v for _, v in denied}
         required = _registered(f, "required_artifacts", by_id)
         for i, artifact_id in required:
             where = pointer_join(f.pointer or "", "required_artifacts", i)
-            if artifact_id in {d for _, d in denied}:
+            if artifact_id in denied_set:
                 raise PointerError(f.path, where, f"expected a required artifact the task may "
                                    f"read, got {artifact_id!r}, which the task denies")
             cls = by_id[artifact_id].classification

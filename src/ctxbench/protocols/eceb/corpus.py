@@ -118,9 +118,9 @@ def _check_all(targets: list[str | None],
     One plain thread per slice, not an executor: per-file futures cost as much as hashing
     a small file. Reading and BLAKE3 release the GIL, so the threads hash in parallel.
     """
-    results: list[tuple[str | None, str | None, int]] = [(None, None, 0)] * len(targets)
     if workers <= 1:
         return [_check(t) for t in targets]
+    results: list[tuple[str | None, str | None, int]] = [(None, None, 0)] * len(targets)
 
     failures: list[BaseException] = []
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxbench.core.errors import IntegrityError, PointerError
 from ctxbench.protocols.eceb.corpus import CorpusCheck
-from ctxbench.protocols.eceb.gates import GATES, Failure, GroupResult, evaluate_group
+from ctxbench.protocols.eceb.gates import GATES, GroupResult, evaluate_group
 from ctxbench.protocols.eceb.model import (
     CLAIM_CLASSES,
     REPORT_SCHEMA,
@@ -85,9 +85,9 @@ def evaluate(benchmark: Benchmark, run: Run, check: CorpusCheck) -> dict[str, An
             "observations": len(run.observations),
         },
         "aggregate": {
-            "compiled": _aggregate(tasks, "compiled"),
-            "naive_top_k": _aggregate([t for t in tasks if t["naive_top_k"] is not None],
-                                      "naive_top_k"),
+            "compiled": _aggregate(tasks),
+            "naive_top_k": _aggregate([t["naive_top_k"] for t in tasks
+                                       if t["naive_top_k"] is not None]),
         },
         "tasks": tasks,
     }
@@ -111,6 +111,11 @@ def _group(benchmark: Benchmark, run: Run) -> dict[_Key, list[Observation]]:
 
 def _mean(values: list[int]) -> Fraction | None:
     return Fraction(sum(values), len(values)) if values else None
+
+
+def _floored_mean(values: list[int]) -> int | None:
+    mean = _mean(values)
+    return None if mean is None else mean.__floor__()
 
 
 def _num(value: Fraction | None) -> float | int | None:
@@ -141,8 +146,7 @@ def _task(benchmark: Benchmark, task: Task, groups: dict[_Key, list[Observation]
                            f"{task.task_id!r} (savings divide by them), got 0 in every "
                            f"repetition")
     base_cost = _mean([o.input_cost_micro_usd + o.output_cost_micro_usd for o in base_obs])
-    base_quality_mean = _mean([o.quality_milli for o in base_obs])
-    base_quality = None if base_quality_mean is None else base_quality_mean.__floor__()
+    base_quality = _floored_mean([o.quality_milli for o in base_obs])
     floor = task.minimum_quality_milli if base_quality is None else max(
         task.minimum_quality_milli, base_quality - task.maximum_quality_regression_milli)
     baseline: dict[str, Any] = {
@@ -188,14 +192,12 @@ def _strategy(benchmark: Benchmark, task: Task, groups: dict[_Key, list[Observat
                for b in task.budget_ladder]
     best = next((r for r in results if r.passed), None)
     candidate = best if best is not None else results[-1]
-    failures: list[Failure] = [f for r in results for f in r.failures]
     tokens = cost = quality = None
     if best is not None:
         tokens = _mean([o.input_tokens for o in best.observations])
         cost = _mean([o.input_cost_micro_usd + o.output_cost_micro_usd
                       for o in best.observations])
-        quality_mean = _mean([o.quality_milli for o in best.observations])
-        quality = None if quality_mean is None else quality_mean.__floor__()
+        quality = _floored_mean([o.quality_milli for o in best.observations])
     qualified = best is not None and base.passed and base_tokens is not None
     return {
         "qualified": qualified,
@@ -213,7 +215,7 @@ def _strategy(benchmark: Benchmark, task: Task, groups: dict[_Key, list[Observat
         "provenance_failures": sum(r.provenance_failures for r in results),
         "repeatable": candidate.repeatable,
         "budgets": [_row(r) for r in results],
-        "failures": [f.to_dict() for f in failures],
+        "failures": [f.to_dict() for r in results for f in r.failures],
     }
 
 
@@ -234,10 +236,10 @@ def _row(r: GroupResult) -> dict[str, Any]:
     }
 
 
-def _aggregate(tasks: list[dict[str, Any]], strategy: str) -> dict[str, Any] | None:
-    if not tasks:
+def _aggregate(blocks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Totals over one strategy's per-task blocks (a task dict is its compiled block)."""
+    if not blocks:
         return None
-    blocks = [t if strategy == "compiled" else t["naive_top_k"] for t in tasks]
     passing = [b for b in blocks if b["qualified"]]
     tokens = [b["token_savings_bps"] for b in passing]
     costs = [b["cost_savings_bps"] for b in passing if b["cost_savings_bps"] is not None]

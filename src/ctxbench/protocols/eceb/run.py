@@ -11,14 +11,14 @@ import os
 import re
 from typing import Any
 
+from ctxbench.core.digests import HEX64
 from ctxbench.core.errors import PointerError, describe_value, pointer_join
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
-from ctxbench.protocols.eceb.benchmark import ID_PATTERN
+from ctxbench.protocols.eceb.benchmark import HEX_TEXT, ID_PATTERN, document_fields
 from ctxbench.protocols.eceb.model import (
     CLAIM_CLASSES,
     RUN_SCHEMA,
-    SPEC_URN,
     STRATEGIES,
     Observation,
     Run,
@@ -28,8 +28,6 @@ from ctxbench.protocols.eceb.model import (
 __all__ = ["HUMAN_REVIEW", "load_run", "parse_run"]
 
 HUMAN_REVIEW = ("none", "sampled", "full")
-_HEX = re.compile(r"[0-9a-f]{64}")
-_HEX_TEXT = "a BLAKE3 digest (64 lowercase hex digits)"
 _DATE = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
 _TOP = ("schema", "spec", "run_id", "benchmark_id", "corpus_root", "claim_class", "system",
         "model", "judge", "tokenizer", "pricing", "decoding", "observations")
@@ -48,25 +46,17 @@ _IDENTITY: dict[str, tuple[str, ...]] = {
 
 def load_run(path: str | os.PathLike[str]) -> Run:
     """Read, validate and return the run at ``path`` (errors name file and pointer)."""
-    shown = str(path)
-    return parse_run(load_json_document(path, display=shown), path=shown)
+    return parse_run(load_json_document(path), path=str(path))
 
 
 def parse_run(value: Any, *, path: str) -> Run:
     """Validate an already-decoded run document (see :func:`load_run`)."""
-    if not isinstance(value, dict):
-        raise PointerError(path, "/", f"expected a JSON object, got {describe_value(value)}")
-    _no_floats(value, path, "")
-    top = Fields(value, path=path, pointer="")
-    top.only(_TOP)
-    top.require(_TOP)
-    if top.raw("schema") != RUN_SCHEMA:
-        top.fail("schema", f'"{RUN_SCHEMA}"', top.raw("schema"))
-    if top.raw("spec") != SPEC_URN:
-        top.fail("spec", f'the specification URN "{SPEC_URN}"', top.raw("spec"))
+    if isinstance(value, dict):  # anything else is refused as a whole by document_fields
+        _no_floats(value, path, "")
+    top = document_fields(value, path=path, schema=RUN_SCHEMA, fields=_TOP)
     run_id = top.req_string("run_id")
     benchmark_id = top.matching("benchmark_id", ID_PATTERN, "a benchmark id")
-    root = top.matching("corpus_root", _HEX, _HEX_TEXT)
+    root = top.matching("corpus_root", HEX64, HEX_TEXT)
     claim_class = top.req_enum("claim_class", CLAIM_CLASSES)
     identities = {name: _identity(top, name, fields) for name, fields in _IDENTITY.items()}
     decoding = _scalars(top, "decoding")
@@ -123,7 +113,7 @@ def _identity(top: Fields, name: str, required: tuple[str, ...]) -> dict[str, An
     for field in required:
         f.req_string(field)
     if name == "judge":
-        f.matching("rubric_blake3", _HEX, _HEX_TEXT)
+        f.matching("rubric_blake3", HEX64, HEX_TEXT)
         f.req_enum("human_review", HUMAN_REVIEW)
     if name == "pricing":
         f.matching("date", _DATE, "a date as YYYY-MM-DD")
@@ -211,7 +201,7 @@ def _fast_observation(raw: dict[str, Any], index: int) -> Observation | None:
         if type(value) is not int or value < 0:
             return None
     context = raw["context_blake3"]
-    if type(context) is not str or _HEX.fullmatch(context) is None:
+    if type(context) is not str or HEX64.fullmatch(context) is None:
         return None
     selected_raw = raw["selected_artifacts"]
     if type(selected_raw) is not list:
@@ -223,7 +213,7 @@ def _fast_observation(raw: dict[str, Any], index: int) -> Observation | None:
             return None
         artifact_id, digest = item.get("artifact_id"), item.get("blake3")
         if type(artifact_id) is not str or not artifact_id.strip() or artifact_id in seen \
-                or type(digest) is not str or _HEX.fullmatch(digest) is None:
+                or type(digest) is not str or HEX64.fullmatch(digest) is None:
             return None
         seen.add(artifact_id)
         selected.append(Selected(artifact_id, digest))
@@ -234,7 +224,7 @@ def _fast_observation(raw: dict[str, Any], index: int) -> Observation | None:
 
 
 def _hex(f: Fields, name: str) -> str:
-    value = f.matching(name, _HEX, _HEX_TEXT)
+    value = f.matching(name, HEX64, HEX_TEXT)
     assert value is not None
     return value
 
