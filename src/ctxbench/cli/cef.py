@@ -7,14 +7,10 @@ from pathlib import Path
 import click
 
 from ctxbench.cli.errors import fail_check
+from ctxbench.core.atomic import atomic_write_text, report_json_bytes
 from ctxbench.core.errors import InputError, InputErrors
 from ctxbench.core.jsonl import load_json_document
-from ctxbench.protocols.cef.api import (
-    analyze_files,
-    load_settings,
-    reproduce_command,
-    write_report,
-)
+from ctxbench.protocols.cef.api import analyze_files, write_report
 from ctxbench.protocols.cef.records import scan_trials
 from ctxbench.protocols.cef.report import REPORT_SCHEMA
 from ctxbench.render.cef import render_markdown
@@ -60,12 +56,8 @@ def analyze(ctx: click.Context, trials: tuple[str, ...], prereg: str | None,
     overrides = {"bootstrap_samples": bootstrap_samples, "seed": seed,
                  "quality_tolerance": quality_tolerance, "confidence_level": confidence_level,
                  "resampling_unit": unit}
-    settings = load_settings(prereg, overrides)
-    command = reproduce_command(trials, prereg, settings, output=output, check=check)
-    report = analyze_files(trials, prereg, overrides, command=command)
+    report = analyze_files(trials, prereg, overrides, output=output, check=check)
     if output is None:
-        from ctxbench.core.atomic import report_json_bytes
-
         click.echo(report_json_bytes(report).decode("utf-8"), nl=False)
     else:
         write_report(output, report)
@@ -108,8 +100,6 @@ def render(report_path: str, output: str | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        from ctxbench.core.atomic import atomic_write_text
-
         atomic_write_text(Path(output), text)
 
 

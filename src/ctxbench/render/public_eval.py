@@ -39,13 +39,15 @@ def _range(ci: list[float | None] | None, digits: int = 1) -> str:
     return f"{low} to {high}"
 
 
-def _saving_phrase(entry: dict[str, Any] | None, noun: str, level: str) -> str:
+def _saving(entry: dict[str, Any] | None, level: str, noun: str = "") -> str | None:
+    """``31.0% fewer[ noun] (95% CI ...)``, or None when the saving is undefined."""
     if entry is None or entry["percent_saved"] is None:
-        return f"{noun} savings undefined"
+        return None
     pct = entry["percent_saved"]
+    noun = f" {noun}" if noun else ""
     if pct >= 0:
-        return f"{pct:.1f}% fewer {noun} ({level} CI {_range(entry['ci'])})"
-    return f"{-pct:.1f}% more {noun} ({level} CI of the saving {_range(entry['ci'])})"
+        return f"{pct:.1f}% fewer{noun} ({level} CI {_range(entry['ci'])})"
+    return f"{-pct:.1f}% more{noun} ({level} CI of the saving {_range(entry['ci'])})"
 
 
 def claim_sentence(report: dict[str, Any]) -> str:
@@ -53,8 +55,9 @@ def claim_sentence(report: dict[str, Any]) -> str:
     level = _level(report)
     quality = report["quality"]
     verdict = "non-inferior" if quality["non_inferior"] else "not shown non-inferior"
+    tokens = _saving(report["savings"]["tokens"], level, "tokens") or "tokens savings undefined"
     return (
-        f"{_saving_phrase(report['savings']['tokens'], 'tokens', level)} with a "
+        f"{tokens} with a "
         f"{quality['resolved_delta_pp']:.1f} pp resolve-rate delta ({level} CI "
         f"{_range(quality['delta_ci_pp'])}) under a preregistered {quality['margin_pp']:.1f} pp "
         f"margin: {verdict}."
@@ -86,12 +89,7 @@ def _with_ci(est: dict[str, Any] | None, fmt: str, level: str) -> str:
 
 
 def _change(entry: dict[str, Any] | None, level: str) -> str:
-    if entry is None or entry["percent_saved"] is None:
-        return _DASH
-    pct = entry["percent_saved"]
-    if pct >= 0:
-        return f"{pct:.1f}% fewer ({level} CI {_range(entry['ci'])})"
-    return f"{-pct:.1f}% more ({level} CI of the saving {_range(entry['ci'])})"
+    return _saving(entry, level) or _DASH
 
 
 def _rate(arm: dict[str, Any], cells: int, level: str) -> str:

@@ -70,20 +70,23 @@ def read_table(paths: Sequence[str | os.PathLike[str]], *, baseline: str = "raw"
 def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
                   prereg_path: str | os.PathLike[str] | None = None,
                   overrides: Mapping[str, Any] | None = None, *,
-                  command: Sequence[str] | None = None) -> dict[str, Any]:
+                  command: Sequence[str] | None = None,
+                  output: str | os.PathLike[str] | None = None,
+                  check: bool = False) -> dict[str, Any]:
     """Analyze trial JSONL files; return the rounded ``ctxbench.cef-report.v1`` dict.
 
     ``overrides`` (bootstrap_samples, seed, quality_tolerance, confidence_level,
     resampling_unit) apply only without a preregistration. ``command`` is the argv that
     reproduces the analysis (stored in the report); by default it is rebuilt from the
-    arguments as ``ctxbench cef analyze ...`` with every effective setting spelled out.
+    arguments as ``ctxbench cef analyze ...`` with every effective setting spelled out,
+    plus ``--output`` and ``--check`` when ``output`` / ``check`` are given.
     """
     if not trial_paths:
         raise ValueError("trial_paths: expected at least one file")
     prereg = load_settings(prereg_path, overrides)
     table = read_table(trial_paths, baseline=prereg.baseline)
     argv = list(command) if command is not None else reproduce_command(
-        trial_paths, prereg_path, prereg)
+        trial_paths, prereg_path, prereg, output=output, check=check)
     invocation: dict[str, Any] = {
         "command": argv,
         "trial_files": [{"path": str(p), "blake3": blake3_file(p)} for p in trial_paths],

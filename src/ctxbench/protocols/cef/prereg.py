@@ -11,7 +11,6 @@ BLAKE3 digest of its RFC 8785 JSON, so a reader can tell exactly what was prereg
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from ctxbench.core.errors import InputError, PointerError, describe_value, point
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.tomlfile import load_toml
-from ctxbench.protocols.cef.records import CONDITION_SLUG
+from ctxbench.protocols.cef.rules import CONDITION_SLUG, CONDITION_SLUG_TEXT
 
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",
@@ -42,8 +41,6 @@ DEFAULT_PROTOCOL_VERSION = "entroly-cef-1"
 RESAMPLING_UNITS = ("task-replicate", "task")
 EXCLUSION_CLASSES = ("infrastructure",)
 SCORE_NAMES = ("task_score", "evidence_recall", "unsupported_claim_rate")
-_WORKLOAD = re.compile(r"\S.*", re.S)
-_SLUG_TEXT = "a condition slug matching ^[a-z0-9][a-z0-9_.@+-]{0,63}$"
 
 # Settings a command line may set when no preregistration is supplied.
 OVERRIDABLE = ("bootstrap_samples", "seed", "quality_tolerance", "confidence_level",
@@ -201,7 +198,7 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
     f.only(_KEYS)
     f.enum("schema_version", (PREREG_SCHEMA,), optional=True)
     protocol = f.req_string("protocol_version")
-    baseline = f.matching("baseline", CONDITION_SLUG, _SLUG_TEXT, optional=True) or "raw"
+    baseline = f.matching("baseline", CONDITION_SLUG, CONDITION_SLUG_TEXT, optional=True) or "raw"
     conditions = _slugs(f, "conditions")
     claims = _slugs(f, "claims")
     if conditions is not None:
@@ -272,7 +269,7 @@ def _slugs(f: Fields, name: str) -> tuple[str, ...] | None:
     seen: list[str] = []
     for index, item in enumerate(items):
         if not isinstance(item, str) or CONDITION_SLUG.fullmatch(item) is None:
-            _fail_at(f, (name, index), _SLUG_TEXT, item)
+            _fail_at(f, (name, index), CONDITION_SLUG_TEXT, item)
         if item in seen:
             _fail_at(f, (name, index), "each condition at most once", item)
         seen.append(item)

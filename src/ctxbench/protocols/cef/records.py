@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core.digests import HEX64, sha256_hex
+from ctxbench.core.digests import is_hex64, sha256_hex
 from ctxbench.core.errors import FieldError, InputError
 from ctxbench.core.jsonl import iter_jsonl, loads_strict
 from ctxbench.protocols.cef.rules import (
@@ -126,8 +126,8 @@ def trial_errors(obj: dict[str, Any], *, path: str, line: int,
     if errors:
         return None, errors
     fields: dict[str, Any] = {k: v[k] for k in REQUIRED_FIELDS}
-    fields.update({k: v.get(k) for k in OPTIONAL_FIELDS if k != "attempts"})
-    return Trial(**fields, attempts=v.get("attempts"), path=path, line=line), []
+    fields.update({k: v.get(k) for k in OPTIONAL_FIELDS})
+    return Trial(**fields, path=path, line=line), []
 
 
 _REQUIRED_SET = frozenset(REQUIRED_FIELDS)
@@ -179,8 +179,7 @@ def _fast_floats(obj: dict[str, Any], baseline: str) -> list[float] | None:
     usage_source = obj["usage_source"]
     outcome = obj["outcome"]
     if (usage_source not in _USAGE_SET or obj["cost_source"] not in _COST_SET
-            or type(obj["context_sha256"]) is not str
-            or HEX64.fullmatch(obj["context_sha256"]) is None):
+            or not is_hex64(obj["context_sha256"])):
         return None
     replicate = obj["replicate"]
     if type(replicate) is not int or replicate < 0:

@@ -198,7 +198,7 @@ def assemble(*, table: TrialTable, pairing: Pairing, prereg: Preregistration, sc
     agg_points = _operating_points(scores, pairing.rows, pairing.conditions)
 
     report: dict[str, Any] = {
-        "schema_version": "ctxbench.cef-report.v1",
+        "schema_version": REPORT_SCHEMA,
         "protocol": {"name": PROTOCOL_NAME, "version": prereg.protocol_version},
         "methodology": _methodology(prereg, pairing, claims, invocation),
         "preregistration": {

@@ -20,6 +20,7 @@ __all__ = [
     "COMMIT_ID",
     "COMMIT_REQUIRED",
     "CONDITION_SLUG",
+    "CONDITION_SLUG_TEXT",
     "COST_SOURCES",
     "CTXBENCH_SCHEMA",
     "ENTROLY_CONDITIONS",
@@ -61,6 +62,7 @@ COMMIT_REQUIRED = frozenset({"entroly", "combined"})
 ERROR_USAGE_SOURCES = frozenset({"provider_error", "runner_error"})
 
 CONDITION_SLUG = re.compile(r"[a-z0-9][a-z0-9_.@+-]{0,63}")
+CONDITION_SLUG_TEXT = "a condition slug matching ^[a-z0-9][a-z0-9_.@+-]{0,63}$"
 COMMIT_ID = re.compile(r"ctx_[0-9a-f]{16,}")
 COMMIT_TEXT = "ctx_ followed by at least 16 lowercase hex digits"
 
@@ -166,8 +168,7 @@ def _read_required(c: _Checker, schema: str) -> None:
     if schema == ENTROLY_SCHEMA:
         c.read("condition", "enum", ENTROLY_CONDITIONS)
     else:
-        c.read("condition", "matching", CONDITION_SLUG,
-               "a condition slug matching ^[a-z0-9][a-z0-9_.@+-]{0,63}$")
+        c.read("condition", "matching", CONDITION_SLUG, CONDITION_SLUG_TEXT)
     for name in _SCORES:
         c.read(name, "number", minimum=0, maximum=1)
     for name in TOKEN_FIELDS:

@@ -23,6 +23,13 @@ StratumKey = tuple[str, str, str, str, str]
 
 _USAGE_CODE = {name: i for i, name in enumerate(USAGE_SOURCES)}
 _COST_CODE = {name: i for i, name in enumerate(COST_SOURCES)}
+# The fields of a record that :meth:`TableBuilder.add_record` reads.
+_RECORD_FIELDS = (
+    "provider", "model", "workload", "workload_version", "scorer", "task_id", "replicate",
+    "condition", "usage_source", "cost_source", "cost_source_reference", "task_score",
+    "evidence_recall", "unsupported_claim_rate", "context_tokens", "billed_cost_usd",
+    "latency_ms", "outcome", "context_commit_id", "schema_version",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +100,7 @@ class TableBuilder:
         self._c_failed, self._c_commit = flags["failed"], flags["has_commit"]
 
     def add_record(self, obj: dict[str, Any], path: str, line: int) -> None:
-        """Append a decoded record already accepted by ``records.fast_valid``."""
+        """Append a decoded record the record rules accept (e.g. by ``records.fast_valid``)."""
         key = (obj["provider"], obj["model"], obj["workload"], obj["workload_version"],
                obj["scorer"])
         stratum = self._strata.setdefault(key, len(self._strata))
@@ -120,29 +127,8 @@ class TableBuilder:
         self._refs[ref] = self._refs.get(ref, 0) + 1
 
     def add(self, t: Trial) -> None:
-        key = (t.provider, t.model, t.workload, t.workload_version, t.scorer)
-        stratum = self._strata.setdefault(key, len(self._strata))
-        task = self._tasks.setdefault((stratum, t.task_id), len(self._tasks))
-        ints = self._ints
-        ints["task"].append(task)
-        ints["replicate"].append(t.replicate)
-        ints["condition"].append(self._conditions.setdefault(t.condition, len(self._conditions)))
-        ints["usage_source"].append(_USAGE_CODE[t.usage_source])
-        ints["cost_source"].append(_COST_CODE[t.cost_source])
-        ints["file"].append(self._files.setdefault(t.path, len(self._files)))
-        ints["line"].append(t.line)
-        floats = self._floats
-        floats["task_score"].append(t.task_score)
-        floats["evidence_recall"].append(t.evidence_recall)
-        floats["unsupported_claim_rate"].append(t.unsupported_claim_rate)
-        floats["context_tokens"].append(float(t.context_tokens))
-        floats["billed_cost_usd"].append(t.billed_cost_usd)
-        floats["latency_ms"].append(t.latency_ms)
-        self._flags["failed"].append(t.outcome == "error")
-        self._flags["has_commit"].append(t.context_commit_id is not None)
-        self._formats[t.schema_version] = self._formats.get(t.schema_version, 0) + 1
-        ref = (t.cost_source, t.cost_source_reference)
-        self._refs[ref] = self._refs.get(ref, 0) + 1
+        """Append a validated :class:`Trial` (the same columns as :meth:`add_record`)."""
+        self.add_record({name: getattr(t, name) for name in _RECORD_FIELDS}, t.path, t.line)
 
     def build(self) -> TrialTable:
         def ints(name: str) -> NDArray[np.int64]:

@@ -21,7 +21,7 @@ from ctxbench.core.errors import InputError
 from ctxbench.core.rng import derive_rng
 from ctxbench.protocols.public_eval.pairing import Arm, PairedCells
 from ctxbench.protocols.public_eval.rows import BREAKDOWN_FIELDS, GOVERNANCE_FIELDS
-from ctxbench.protocols.public_eval.settings import SCHEMA_VERSION, Settings
+from ctxbench.protocols.public_eval.settings import RANDOM_STREAM, SCHEMA_VERSION, Settings
 from ctxbench.protocols.public_eval.verdict import (
     methodology,
     metric_warnings,
@@ -39,7 +39,6 @@ from ctxbench.stats.bootstrap import bootstrap_totals
 
 __all__ = ["RANDOM_STREAM", "SAVINGS_METRICS", "analyze"]
 
-RANDOM_STREAM = "public-eval"
 SAVINGS_METRICS = ("tokens", "usd", "latency_ms", "tool_calls")
 PER_RESOLVED = ("tokens", "usd")
 _INTEGER_METRICS = frozenset({"tokens", "tool_calls", "repeated_calls", "governance_tokens",
@@ -120,10 +119,10 @@ def _unit_sums(cells: PairedCells, layout: _Layout) -> FloatArray:
     return np.stack(cols, axis=1)
 
 
-def _ci(est: BootstrapEstimate) -> list[float | None] | None:
+def _ci(est: BootstrapEstimate, places: int = 4) -> list[float | None] | None:
     if est.low is None or est.high is None:
         return None
-    return [_pct(est.low), _pct(est.high)]
+    return [_round(est.low, places), _round(est.high, places)]
 
 
 def analyze(cells: PairedCells, settings: Settings, *,
@@ -134,8 +133,12 @@ def analyze(cells: PairedCells, settings: Settings, *,
     The same cells and settings always give the same report.
     """
     base, treat = cells.baseline, cells.treatment
+    totals: tuple[dict[str, float | int | None], ...] = ({}, {})
+    for metric in SAVINGS_METRICS:
+        for side, arm in enumerate((base, treat)):
+            totals[side][metric] = _total(arm, metric)
     measured = tuple(m for m in SAVINGS_METRICS
-                     if _total(base, m) is not None and _total(treat, m) is not None)
+                     if totals[0][m] is not None and totals[1][m] is not None)
     layout = _Layout(measured, tuple(m for m in PER_RESOLVED if m in measured))
     estimates = bootstrap_totals(
         _unit_sums(cells, layout), layout.statistic,
@@ -157,7 +160,8 @@ def analyze(cells: PairedCells, settings: Settings, *,
     arms = {}
     for side, arm, name in ((0, base, settings.baseline_name),
                             (1, treat, settings.treatment_name)):
-        arms[side] = _arm_report(arm, name, settings.confidence_level, per_resolved, side)
+        arms[side] = _arm_report(arm, name, settings.confidence_level, totals[side],
+                                 per_resolved, side)
     savings: dict[str, Any] = {}
     for metric in SAVINGS_METRICS:
         savings[metric] = None if metric not in saved else {
@@ -183,9 +187,7 @@ def analyze(cells: PairedCells, settings: Settings, *,
 
     warnings = sample_warnings(cells.tasks, settings, single_runs)
     warnings += metric_warnings(cells, settings)
-    for key in ("tokens", "usd", "latency_ms", "tool_calls", "tokens_per_resolved",
-                "usd_per_resolved"):
-        entry = savings[key]
+    for key, entry in savings.items():
         if entry is not None and entry["undefined_resamples"]:
             warnings.append(
                 f"{key}: {entry['undefined_resamples']} of {settings.bootstrap_samples} "
@@ -244,7 +246,7 @@ def _quality(cells: PairedCells, settings: Settings, delta: BootstrapEstimate,
     }
 
 
-def _arm_report(arm: Arm, name: str, level: float,
+def _arm_report(arm: Arm, name: str, level: float, totals: dict[str, float | int | None],
                 per_resolved: dict[str, tuple[BootstrapEstimate, ...]],
                 side: int) -> dict[str, Any]:
     n = int(arm.resolved.shape[0])
@@ -257,8 +259,7 @@ def _arm_report(arm: Arm, name: str, level: float,
                          "ci": [_round(rate.low, 6), _round(rate.high, 6)],
                          "method": "wilson"},
     }
-    for metric in SAVINGS_METRICS:
-        out[metric] = _total(arm, metric)
+    out.update(totals)
     out["token_breakdown"] = _group(arm, BREAKDOWN_FIELDS)
     out["governance"] = _group(arm, GOVERNANCE_FIELDS)
     for metric in PER_RESOLVED:
@@ -270,8 +271,7 @@ def _arm_report(arm: Arm, name: str, level: float,
         else:
             out[f"{metric}_per_resolved"] = {
                 "estimate": _round(est.estimate, places),
-                "ci": None if est.low is None or est.high is None
-                else [_round(est.low, places), _round(est.high, places)],
+                "ci": _ci(est, places),
             }
     return out
 

@@ -80,16 +80,17 @@ def trials_to_rows(trials: Sequence[Trial], *, baseline: str, treatment: str,
                              f"({', '.join(found) or 'none'}), got {condition!r}")
     pooled = any(len({getattr(t, name) for t in chosen}) > 1 for name in STRATUM_FIELDS)
     lines: dict[str, list[JsonLine]] = {baseline: [], treatment: []}
+    sources: dict[str, set[str]] = {baseline: set(), treatment: set()}
     for trial in chosen:
         parts = [*(getattr(trial, name) for name in STRATUM_FIELDS), trial.task_id]
         instance_id = " / ".join(parts) if pooled else trial.task_id
         row = trial_row(trial, instance_id, resolved_threshold)
         shown = f"{trial.path} ({trial.condition})"
         lines[trial.condition].append(JsonLine(shown, trial.line, row))
+        sources[trial.condition].add(trial.path)
     tables = []
     for condition in (baseline, treatment):
-        sources = sorted({item.path.rsplit(" (", 1)[0] for item in lines[condition]})
-        shown = f"{', '.join(sources)} ({condition})"
+        shown = f"{', '.join(sorted(sources[condition]))} ({condition})"
         tables.append(rows_from_lines(lines[condition], path=shown))
     pair_rows(tables[0], tables[1])
     out = []

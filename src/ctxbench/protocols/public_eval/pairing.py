@@ -38,7 +38,7 @@ class Arm:
 class PairedCells:
     """Matched cells: ``instance[i]`` indexes ``instance_ids`` (sorted) for cell i."""
 
-    instance_ids: NDArray[np.str_]
+    instance_ids: NDArray[np.object_]
     instance: NDArray[np.int64]
     run: NDArray[np.int64]
     baseline: Arm

@@ -60,8 +60,9 @@ METRIC_FIELDS = ("usd", "latency_ms", "tool_calls", *GOVERNANCE_FIELDS, *BREAKDO
 """Optional per-row metrics kept as float columns (NaN = not measured)."""
 
 ALLOWED_FIELDS = frozenset((*REQUIRED_FIELDS, "run", "usd_measured", *METRIC_FIELDS))
-_INTEGER_SET = frozenset(INTEGER_FIELDS)
-_NUMBER_SET = frozenset(NUMBER_FIELDS)
+# Sorted once; check_row checks the optional fields in this order.
+_INTEGER_SORTED = tuple(sorted(INTEGER_FIELDS))
+_NUMBER_SORTED = tuple(sorted(NUMBER_FIELDS))
 _SIMPLE_KEYS = frozenset({"instance_id", "resolved", "tokens", "run", "usd", "latency_ms",
                           "tool_calls"})
 
@@ -76,7 +77,8 @@ class RowTable:
     """
 
     path: str
-    instance_id: NDArray[np.str_]
+    instance_id: NDArray[np.object_]
+    """Python ``str`` objects: a fixed-width numpy string would drop trailing NUL characters."""
     run: NDArray[np.int64]
     line: NDArray[np.int64]
     resolved: NDArray[np.bool_]
@@ -100,9 +102,9 @@ def check_row(value: dict[str, Any], *, path: str, line: int) -> None:
     f.req_string("instance_id")
     f.req_bool("resolved")
     f.req_int("tokens", minimum=0, maximum=MAX_INTEGER)
-    for name in sorted(_INTEGER_SET):
+    for name in _INTEGER_SORTED:
         f.integer(name, minimum=0, maximum=MAX_INTEGER, optional=True)
-    for name in sorted(_NUMBER_SET):
+    for name in _NUMBER_SORTED:
         raw = value.get(name)
         if type(raw) is int and raw > MAX_INTEGER:
             # Checked before Fields.number, which cannot take ints beyond float range.
@@ -210,7 +212,7 @@ def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
         metrics["usd"][np.asarray(usd_measured_false, dtype=np.int64)] = np.nan
     return RowTable(
         path=path,
-        instance_id=np.asarray(ids, dtype=np.str_) if ids else np.empty(0, dtype="<U1"),
+        instance_id=np.asarray(ids, dtype=object),
         run=np.asarray(runs, dtype=np.int64),
         line=np.asarray(numbers, dtype=np.int64),
         resolved=np.asarray(resolved, dtype=np.bool_),

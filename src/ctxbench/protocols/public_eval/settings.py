@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from ctxbench.core.errors import InputError
 
-__all__ = ["SCHEMA_VERSION", "Settings"]
+__all__ = ["RANDOM_STREAM", "SCHEMA_VERSION", "Settings"]
 
 SCHEMA_VERSION = "ctxbench.public-eval-report.v1"
+RANDOM_STREAM = "public-eval"
+"""The name of the one random stream: ``derive_rng(seed, RANDOM_STREAM)``."""
 
 
 @dataclass(frozen=True, slots=True)

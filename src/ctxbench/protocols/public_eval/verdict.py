@@ -18,7 +18,7 @@ import numpy as np
 
 from ctxbench.protocols.public_eval.pairing import PairedCells
 from ctxbench.protocols.public_eval.rows import METRIC_FIELDS
-from ctxbench.protocols.public_eval.settings import Settings
+from ctxbench.protocols.public_eval.settings import RANDOM_STREAM, Settings
 from ctxbench.stats import distinct_resamples
 
 __all__ = [
@@ -140,7 +140,7 @@ def methodology(settings: Settings, single_runs: bool) -> dict[str, Any]:
         "confidence_level": settings.confidence_level,
         "bootstrap_resamples": settings.bootstrap_samples,
         "seed": settings.seed,
-        "random_stream": "public-eval",
+        "random_stream": RANDOM_STREAM,
         "interval_method": "percentile bootstrap (Efron & Tibshirani 1993, ch. 13)",
         "clustering": "instance: each resample draws instances with replacement and keeps "
                       "all runs of an instance together; every statistic is computed from "
