@@ -81,3 +81,13 @@ def test_mismatch_shows_first_20_and_a_count() -> None:
 def test_empty_file_is_rejected() -> None:
     with pytest.raises(InputError, match=r"^t\.jsonl: expected at least one row, got an empty"):
         pair_rows(_table("b.jsonl", [_row("a")]), _table("t.jsonl", []))
+
+
+def test_ids_differing_only_by_trailing_nul_stay_distinct() -> None:
+    # numpy's fixed-width strings drop trailing NULs; ids must never be merged that way.
+    base = _table("b.jsonl", [_row("a", tokens=1), _row("a\x00", tokens=2)])
+    treat = _table("t.jsonl", [_row("a\x00", tokens=20), _row("a", tokens=10)])
+    cells = pair_rows(base, treat)
+    assert cells.instance_ids.tolist() == ["a", "a\x00"]
+    assert cells.baseline.tokens.tolist() == [1.0, 2.0]
+    assert cells.treatment.tokens.tolist() == [10.0, 20.0]
