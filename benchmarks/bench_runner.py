@@ -65,11 +65,9 @@ def bench_overhead(tasks: int, replicates: int) -> dict[str, float]:
             total_wall, total_cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
             wall, cpu = summary.trial_phase_s, summary.trial_phase_cpu_s
             trials = [i.value for i in iter_jsonl(root / "out" / "trials.jsonl")]
-            compile_ms = sum(float(t["compile_ms"]) for t in trials)
             # compile time is shared by replicates of one (task, condition); count each once
             unique_compile_ms = sum({(t["task_id"], t["condition"]): float(t["compile_ms"])
                                      for t in trials}.values())
-            del compile_ms
             assert all(t["outcome"] == "success" for t in trials)
             n = summary.completed
             return {"trials": n, "wall_s": wall, "total_wall_s": total_wall,

@@ -95,6 +95,12 @@ def test_eceb_seed_run_writes_eceb_artifacts(tmp_path: Path) -> None:
     assert report["schema"] == "symgliph.eceb/report-v0.1"
     assert any(v.startswith("ECEB compiled:") for v in summary.verdicts)
     assert (out / "eceb-report.md").exists()
+    # the seed is synthetic: declared so before any trial, so CEF never headlines it
+    prereg = json.loads((out / "cef-prereg.json").read_text(encoding="utf-8"))
+    assert prereg["conformance_workloads"] == [run_doc["benchmark_id"]]
+    cef = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
+    assert cef["claim_class"]["conformance_workloads"] == prereg["conformance_workloads"]
+    assert cef["headlines"] == []
 
 
 def test_retries_are_recorded_and_billed(make_spec: Callable[..., Path],

@@ -9,17 +9,21 @@ tokenizer, so the whole prompt, not only the context, aims to fit.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxbench.core import InputError, blake3_hex
+from ctxbench.core import InputError, blake3_hex, sha256_hex
 from ctxbench.runner.prompt import build_messages
 from ctxbench.runner.spec import ConditionSpec
 from ctxbench.runner.workload import Workload, WorkTask
+
+if TYPE_CHECKING:
+    from ctxbench.compiler.render import Excerpt
 
 __all__ = ["BuiltContext", "ContextBuilder"]
 
@@ -32,10 +36,10 @@ class BuiltContext:
     """The exact context text plus what it was built from."""
 
     text: str
+    sha256: str  # of the text's UTF-8 bytes: every trial's context_sha256
     token_count: int
     selected: tuple[tuple[str, str], ...]  # (artifact id, source BLAKE3)
     commit_id: str | None
-    commit: dict[str, Any] | None
     rendered_blake3: str
     compile_ms: float
 
@@ -50,7 +54,10 @@ class ContextBuilder:
         self.tokenizer = get_tokenizer(tokenizer_name)
         self._index: Any = None
         self._qa_dir: tempfile.TemporaryDirectory[str] | None = None
+        # The plan runs a task's cells back to back: its index serves them all.
+        self._qa_last: tuple[str, Any] | None = None
         self._cache: dict[tuple[str, str, int | None], BuiltContext] = {}
+        self._building = asyncio.Lock()
         self._overhead: dict[str, int] = {}
 
     def overhead(self, task: WorkTask) -> int:
@@ -82,12 +89,16 @@ class ContextBuilder:
     def _qa_index(self, task: WorkTask) -> Any:
         from ctxbench.compiler import ContextIndex, Corpus
 
+        if self._qa_last is not None and self._qa_last[0] == task.task_id:
+            return self._qa_last[1]
         if self._qa_dir is None:
             self._qa_dir = tempfile.TemporaryDirectory(prefix="ctxbench-qa-")
         folder = Path(self._qa_dir.name) / blake3_hex(task.task_id.encode("utf-8"))[:16]
         folder.mkdir(exist_ok=True)
         (folder / "context.txt").write_text(task.context or "", encoding="utf-8")
-        return ContextIndex.build(Corpus.from_directory(folder), self.tokenizer)
+        index = ContextIndex.build(Corpus.from_directory(folder), self.tokenizer)
+        self._qa_last = (task.task_id, index)
+        return index
 
     def build(self, task: WorkTask, condition: ConditionSpec, budget: int | None
               ) -> BuiltContext:
@@ -97,6 +108,17 @@ class ContextBuilder:
             cached = self._build(task, condition, budget)
             self._cache[key] = cached
         return cached
+
+    async def build_async(self, task: WorkTask, condition: ConditionSpec, budget: int | None
+                          ) -> BuiltContext:
+        """:meth:`build` in a worker thread, so that compiling never stalls the requests in
+        flight (nor their latency clocks); one build at a time, each context built once."""
+        key = (task.task_id, condition.name, budget)
+        if key not in self._cache:
+            async with self._building:
+                if key not in self._cache:
+                    await asyncio.to_thread(self.build, task, condition, budget)
+        return self._cache[key]
 
     def _build(self, task: WorkTask, condition: ConditionSpec, budget: int | None
                ) -> BuiltContext:
@@ -113,9 +135,9 @@ class ContextBuilder:
             self.check_budgets([(task, f"{condition.name}@{budget}", budget)])
         if self.workload.format == "qa" and condition.strategy == "full_permitted_context":
             text = task.context or ""
-            return BuiltContext(text=text, token_count=self.tokenizer.count(text), selected=(),
-                                commit_id=None, commit=None,
-                                rendered_blake3=blake3_hex(text.encode("utf-8")),
+            return BuiltContext(text=text, sha256=sha256_hex(text.encode("utf-8")),
+                                token_count=self.tokenizer.count(text), selected=(),
+                                commit_id=None, rendered_blake3=blake3_hex(text.encode("utf-8")),
                                 compile_ms=(time.perf_counter() - started) * 1000)
         if self.workload.format == "eceb":
             bench_task = self.workload.benchmark.task(task.task_id)
@@ -135,10 +157,10 @@ class ContextBuilder:
         elapsed = (time.perf_counter() - started) * 1000
         baseline = condition.strategy == "full_permitted_context"
         return BuiltContext(
-            text=compiled.text, token_count=compiled.token_count,
-            selected=tuple(_selected(compiled.selected)),
+            text=compiled.text, sha256=sha256_hex(compiled.text.encode("utf-8")),
+            token_count=compiled.token_count,
+            selected=_selected(compiled.selected),
             commit_id=None if baseline else compiled.commit_id,
-            commit=None if baseline else compiled.commit,
             rendered_blake3=compiled.rendered_blake3, compile_ms=elapsed)
 
     def close(self) -> None:
@@ -146,16 +168,9 @@ class ContextBuilder:
             self._qa_dir.cleanup()
 
 
-def _selected(items: Any) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for item in items:
-        artifact = getattr(item, "artifact_id", None)
-        digest = getattr(item, "blake3", None) or getattr(item, "source_blake3", None)
-        if isinstance(item, dict):
-            artifact = item.get("artifact_id")
-            digest = item.get("blake3") or item.get("source_blake3")
-        if isinstance(artifact, str) and artifact not in seen:
-            seen.add(artifact)
-            out.append((artifact, str(digest)))
-    return out
+def _selected(excerpts: Iterable[Excerpt]) -> tuple[tuple[str, str], ...]:
+    """(artifact id, source BLAKE3) of each selected artifact, first mention first."""
+    first: dict[str, str] = {}
+    for excerpt in excerpts:
+        first.setdefault(excerpt.artifact_id, excerpt.source_blake3)
+    return tuple(first.items())

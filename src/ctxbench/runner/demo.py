@@ -11,7 +11,6 @@ provider instead; every artifact is then labeled a conformance fixture.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter
@@ -20,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
-from ctxbench.runner.experiment import RunSummary, run_loaded
-from ctxbench.runner.reports import eceb_verdicts
+from ctxbench.runner.experiment import RunSummary, run_loaded, tokenizer_name
+from ctxbench.runner.reports import eceb_verdicts, write_prereg
 from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import load_spec
-from ctxbench.runner.workload import Workload, load_workload
+from ctxbench.runner.workload import load_workload
 
 __all__ = ["DemoResult", "embedded_model_status", "run_demo"]
 
@@ -110,18 +109,12 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     names = condition_names(spec, run_ladder(workload))
     prereg_path = out / "demo-prereg.json"
     if not prereg_path.exists():
-        atomic_write_json(prereg_path, {
-            "schema_version": "ctxbench.cef-prereg.v1",
-            "protocol_version": "entroly-cef-1",
-            "baseline": "full_permitted_context",
-            "conditions": names,
-            "claims": [n for n in names if n.startswith("compiled@")],
-            "replicates": replicates,
-            "seed": spec.seed,
-            # The seed corpus is synthetic: its results show the pipeline, not a product
-            # claim, so the preregistration says so before any trial is run.
-            "conformance_workloads": _synthetic_workloads(workload),
-        })
+        # The seed corpus is synthetic: its results show the pipeline, not a product
+        # claim, so the preregistration says so before any trial is run.
+        write_prereg(prereg_path, baseline="full_permitted_context", conditions=names,
+                     claims=[n for n in names if n.startswith("compiled@")],
+                     replicates=replicates, seed=spec.seed,
+                     conformance_workloads=[workload.name] if workload.synthetic else [])
     labels = [] if provider != "fixture" else [
         f"conformance fixture: the embedded model was not available ({reason})" if reason
         else "conformance fixture: the fixture provider was requested"]
@@ -131,15 +124,9 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
                          spec_arg=str(spec_path), labels=labels)
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
                       spec_path=spec_path, wall_s=time.perf_counter() - started,
-                      seed_quality_table=_seed_quality(
-                          out, "smollm2" if provider == "llamacpp" else "cl100k_base"),
+                      seed_quality_table=_seed_quality(out, tokenizer_name(spec)),
                       seed_conformance=tuple(_seed_conformance(out)),
                       notes=tuple(_baseline_notes(summary.output / "trials.jsonl")))
-
-
-def _synthetic_workloads(workload: Workload) -> list[str]:
-    claim_class = getattr(workload.benchmark, "claim_class", None)
-    return [workload.name] if claim_class == "conformance_seed" else []
 
 
 def _baseline_notes(trials_path: Path) -> list[str]:
@@ -181,9 +168,3 @@ def _seed_conformance(out: Path) -> list[str]:
     atomic_write_text(target / "eceb-report.md", render_markdown(report))
     return [f"{line} (shipped conformance_seed run)" for line in eceb_verdicts(report)] + [
         f"seed-conformance report: {target / 'eceb-report.md'}"]
-
-
-def demo_json(result: DemoResult) -> str:
-    """A one-line JSON summary (for scripts and the benchmark)."""
-    return json.dumps({"provider": result.provider, "wall_s": round(result.wall_s, 1),
-                       "trials": result.summary.planned})

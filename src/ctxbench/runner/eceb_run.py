@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench import __version__
-from ctxbench.core import IntegrityError, TokenUsage, iter_jsonl, sha256_hex, usd_to_micro
+from ctxbench.core import IntegrityError, TokenUsage, iter_jsonl, usd_to_micro
+from ctxbench.protocols.eceb.model import STRATEGIES as ECEB_STRATEGIES
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.scorers import to_milli
@@ -26,8 +27,6 @@ from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
 
 __all__ = ["build_eceb_run"]
-
-_ECEB_STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled")
 
 
 def _split_cost(record: dict[str, Any], pricing: PricingSnapshot | None) -> tuple[int, int]:
@@ -56,7 +55,7 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
     for item in iter_jsonl(trials_path):
         record = item.value
         task = tasks[record["task_id"]]
-        if record["strategy"] not in _ECEB_STRATEGIES or (
+        if record["strategy"] not in ECEB_STRATEGIES or (
                 record["budget"] is not None and record["budget"] not in task.budget_ladder):
             # External strategies and budgets off this task's own ladder are not ECEB
             # observations of this benchmark; they stay in trials.jsonl and the CEF report.
@@ -68,7 +67,7 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
         base_name = record["condition"].split("@", 1)[0]
         condition = by_name[base_name]
         built = contexts.build(task, condition, record["budget"])
-        if sha256_hex(built.text.encode("utf-8")) != record["context_sha256"]:
+        if built.sha256 != record["context_sha256"]:
             raise IntegrityError(
                 f"{trials_path}:{item.line}: context_sha256: the rebuilt context of "
                 f"{record['task_id']} / {record['condition']} does not match the recorded "

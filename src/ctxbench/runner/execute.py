@@ -115,7 +115,7 @@ class TrialRunner:
     async def run(self, planned: PlannedTrial) -> TrialResult:
         """Execute ``planned`` and return its record (never raises for provider failures)."""
         task = planned.task
-        context = self.contexts.build(task, planned.spec, planned.budget)
+        context = await self.contexts.build_async(task, planned.spec, planned.budget)
         model = self.spec.model
         request = ProviderRequest(
             messages=build_messages(context.text, task.query),
@@ -125,10 +125,9 @@ class TrialRunner:
         try:
             attempts, answer = await self._attempts(
                 request, context.token_count + model.max_output_tokens)
-        except CtxbenchError as exc:
+        except CtxbenchError:
             attempts, answer = [Attempt(1, "error", "runner_error", None, TokenUsage(), 0,
                                         0, 0.0, None, None)], ""
-            del exc
         success = attempts[-1].outcome == "success"
         task_score, recall, unsupported = (self._scores(task, answer, context) if success
                                            else (0.0, self._evidence(task, context), 0.0))
@@ -141,7 +140,7 @@ class TrialRunner:
             ident=self.ident, task_id=task.task_id, condition=planned.condition,
             strategy=planned.spec.strategy, budget=planned.budget,
             replicate=planned.replicate, condition_order=planned.condition_order,
-            context_text=context.text, context_commit_id=context.commit_id,
+            context_sha256=context.sha256, context_commit_id=context.commit_id,
             compile_ms=context.compile_ms, attempts=attempts, answer=answer,
             task_score=task_score, evidence_recall=recall,
             unsupported_claim_rate=unsupported, cost=self.cost)

@@ -16,7 +16,7 @@ import os
 import shlex
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,8 @@ class RunSummary:
     labels: list[str] = field(default_factory=list)
 
 
-def _tokenizer_name(spec: ExperimentSpec) -> str:
+def tokenizer_name(spec: ExperimentSpec) -> str:
+    """The budget tokenizer of a run: the workload's, else the one that fits the model."""
     if spec.workload.tokenizer is not None:
         return spec.workload.tokenizer
     if spec.model.provider == "llamacpp":
@@ -151,7 +152,7 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
     all_labels = list(labels or [])
     if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
-    contexts = ContextBuilder(workload, _tokenizer_name(spec))
+    contexts = ContextBuilder(workload, tokenizer_name(spec))
     contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
     judge = _judge(spec, provider_options or {})
     provider = _provider(spec, provider_options or {})
@@ -173,8 +174,10 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
         if spec.preregistration is None and not prereg_path.exists():
             baseline = next(c.name for c in spec.conditions
                             if c.strategy == "full_permitted_context")
+            # A synthetic seed is declared before any trial, so it can never headline.
             write_prereg(prereg_path, baseline=baseline, conditions=conditions,
-                         replicates=spec.replicates, seed=spec.seed)
+                         replicates=spec.replicates, seed=spec.seed,
+                         conformance_workloads=[workload.name] if workload.synthetic else None)
         ident = TrialIdentity(run_id=run_id, workload=workload.name,
                               workload_version=workload.version, provider=provider.name,
                               model=provider.model,
@@ -221,11 +224,7 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                                           run_id=run_id, snapshot=snapshot,
                                           trials_path=trials_path, labels=all_labels,
                                           judge=judge)
-        return RunSummary(output=out, run_id=run_id, planned=len(plan),
-                          completed=outcome.completed, skipped=outcome.skipped,
-                          interrupted=False, resume_command=resume_command, torn_line=torn,
-                          trial_phase_s=phase_s, trial_phase_cpu_s=phase_cpu_s,
-                          reports=reports, verdicts=verdicts, labels=all_labels)
+        return replace(summary, reports=reports, verdicts=verdicts)
     finally:
         contexts.close()
 

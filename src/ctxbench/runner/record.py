@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.core import TokenUsage, micro_to_usd, sha256_hex
+from ctxbench.protocols.cef.rules import CTXBENCH_SCHEMA
 
 __all__ = ["Attempt", "CostSource", "TrialIdentity", "build_trial"]
-
-TRIAL_SCHEMA = "ctxbench.trial.v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +60,13 @@ class TrialIdentity:
 
 
 def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy: str,
-                budget: int | None, replicate: int, condition_order: int, context_text: str,
+                budget: int | None, replicate: int, condition_order: int, context_sha256: str,
                 context_commit_id: str | None, compile_ms: float, attempts: list[Attempt],
                 answer: str | None, task_score: float, evidence_recall: float,
                 unsupported_claim_rate: float, cost: CostSource) -> dict[str, Any]:
     """The record; usage and cost are sums over every attempt (retries stay billed)."""
     last = attempts[-1]
-    usage = TokenUsage()
-    for attempt in attempts:
-        usage = usage + attempt.usage
+    usage = sum((a.usage for a in attempts), TokenUsage())
     cost_micro = sum(a.cost_micro for a in attempts)
     success = last.outcome == "success"
     if success:
@@ -85,7 +82,7 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
             f"{ident.run_id}\0{task_id}\0{condition}\0{replicate}".encode())[:32]
     text = answer if success else None
     return {
-        "schema_version": TRIAL_SCHEMA,
+        "schema_version": CTXBENCH_SCHEMA,
         "workload": ident.workload,
         "workload_version": ident.workload_version,
         "task_id": task_id,
@@ -98,7 +95,7 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
         "cost_source_reference": cost.reference,
         "outcome": last.outcome,
         "error_type": None if success else (last.error_type or "unknown_error"),
-        "context_sha256": sha256_hex(context_text.encode("utf-8")),
+        "context_sha256": context_sha256,
         "response_text": text,
         "response_sha256": sha256_hex(text.encode("utf-8")) if text is not None else None,
         "replicate": replicate,

@@ -29,16 +29,24 @@ SCORER_RUBRIC = (
 
 
 def write_prereg(path: Path, *, baseline: str, conditions: list[str], replicates: int,
-                 seed: int) -> None:
-    """A CEF preregistration naming the full-permitted-context baseline (written pre-run)."""
-    atomic_write_json(path, {
+                 seed: int, claims: list[str] | None = None,
+                 conformance_workloads: list[str] | None = None) -> None:
+    """A CEF preregistration naming the full-permitted-context baseline (written pre-run).
+
+    ``claims`` and ``conformance_workloads`` are written only when given.
+    """
+    prereg: dict[str, Any] = {
         "schema_version": "ctxbench.cef-prereg.v1",
         "protocol_version": "entroly-cef-1",
         "baseline": baseline,
         "conditions": conditions,
-        "replicates": replicates,
-        "seed": seed,
-    })
+    }
+    if claims is not None:
+        prereg["claims"] = claims
+    prereg.update(replicates=replicates, seed=seed)
+    if conformance_workloads is not None:
+        prereg["conformance_workloads"] = conformance_workloads
+    atomic_write_json(path, prereg)
 
 
 def cef_verdicts(report: dict[str, Any]) -> list[str]:

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core import FieldError, Fields, InputError, blake3_file, load_toml
+from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file, load_toml
+from ctxbench.runner.scorers import SCORERS
 
 __all__ = ["STRATEGIES", "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits", "ModelSpec",
            "WorkloadSpec", "load_spec", "parse_spec"]
@@ -52,17 +53,13 @@ class _TomlFields(Fields):
     def name(self, field: str) -> str:
         return f"[{self.table}].{field}" if self.table else field
 
-    def error(self, field: str | None, expected: str, got: Any = None,
+    def error(self, field: str | None, expected: str, got: Any = MISSING,
               *, got_text: str | None = None) -> InputError:
         if field is not None and self.table and not field.startswith("["):
             field = self.name(field)
-        if got_text is None and got is None and field is not None:
-            return super().error(field, expected, got_text="nothing (the field is missing)")
-        return super().error(field, expected, got, got_text=got_text)
-
-    def fail(self, field: str | None, expected: str, got: Any = None,
-             *, got_text: str | None = None) -> Any:
-        raise self.error(field, expected, got, got_text=got_text)
+        # TOML has no null: a None here is a value that ``dict.get`` did not find.
+        return super().error(field, expected, MISSING if got is None else got,
+                             got_text=got_text)
 
     def table_of(self, field: str, *, optional: bool = False) -> _TomlFields | None:
         value = self.value.get(field)
@@ -300,8 +297,7 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
     judge: JudgeSpec | None = None
     if scoring is not None:
         scoring.only({"task_score", "judge"})
-        scorer = scoring.enum("task_score", ["answer_terms", "exact_match", "token_f1"],
-                              optional=True) or scorer
+        scorer = scoring.enum("task_score", SCORERS, optional=True) or scorer
         judge_table = scoring.table_of("judge", optional=True)
         if judge_table is not None:
             rubric = judge_table.string("rubric", optional=True)

@@ -74,12 +74,7 @@ class TrialLog:
 
     def append(self, record: dict[str, Any]) -> None:
         """Write, flush and fsync one trial; it counts as done only after this returns."""
-        key = trial_key(record)
-        if key in self.recorded:
-            raise FieldError(str(self.path), None, None, "each trial recorded once",
-                             got_text=f"a second record of {key}")
-        self._log.append(record)
-        self.recorded.add(key)
+        self.append_batch([record])
 
     def append_batch(self, records: list[dict[str, Any]]) -> None:
         """Write several trials with one fsync (group commit); each counts once it returns."""

@@ -44,9 +44,13 @@ class Workload:
     format: str
     tasks: tuple[WorkTask, ...]
     benchmark: Any = None  # ctxbench.protocols.eceb.Benchmark for ECEB workloads
-    benchmark_path: Path | None = None
     corpus_dir: Path | None = None
     source: str = ""
+
+    @property
+    def synthetic(self) -> bool:
+        """True when the benchmark declares itself a conformance seed (synthetic data)."""
+        return getattr(self.benchmark, "claim_class", None) == "conformance_seed"
 
 
 def _load_eceb(spec: WorkloadSpec) -> Workload:
@@ -70,7 +74,7 @@ def _load_eceb(spec: WorkloadSpec) -> Workload:
     if spec.limit is not None:
         tasks = tasks[: spec.limit]
     return Workload(name=benchmark.benchmark_id, version=f"corpus-root:{benchmark.root}",
-                    format="eceb", tasks=tasks, benchmark=benchmark, benchmark_path=bench_path,
+                    format="eceb", tasks=tasks, benchmark=benchmark,
                     corpus_dir=Path(corpus), source=spec.source)
 
 

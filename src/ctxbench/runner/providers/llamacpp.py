@@ -50,7 +50,10 @@ class LlamaCppProvider:
     def __init__(self, *, model: str = EMBEDDED_MODEL_ID, model_path: str | None = None,
                  n_ctx: int = 8192, n_threads: int | None = None, name: str = "llamacpp",
                  rope_freq_scale: float | None = None, prompt_cache_mb: int = 0,
-                 **_: object) -> None:
+                 transport: object = None, send_seed: bool = True) -> None:
+        # The HTTP providers' options are accepted (and unused) so that one set of
+        # provider_options serves a run whose judge is an HTTP provider.
+        del transport, send_seed
         self.name = name
         self.model = model
         path = Path(model_path) if model_path else embedded_model_path()
