@@ -50,3 +50,12 @@ def test_no_headline_is_explained() -> None:
     md = render_markdown(_report("cef-no-claim"))
     assert "No headline: no claimed condition holds a quality-preserving context win." in md
     assert "too few paired units: 8 < the preregistered minimum 10" in md
+
+
+def test_cost_references_say_when_the_list_is_cut() -> None:
+    report = _report("cef-passing")
+    cc = report["claim_class"]
+    listed = len(cc["cost_source_references"])
+    assert f"(the first {listed} of" not in render_markdown(report)
+    cc["cost_source_references_total"] = listed + 7
+    assert f"(the first {listed} of {listed + 7})" in render_markdown(report)

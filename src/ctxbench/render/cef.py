@@ -207,8 +207,9 @@ def _methodology(report: dict[str, Any], level: str) -> list[str]:
     refs = cc["cost_source_references"]
     if refs:
         shown = ", ".join(f"{r['cost_source']}: {r['reference']}" for r in refs)
-        hidden = cc["cost_source_references_total"] - len(refs)
-        out.append(f"- Cost references: {shown}" + (f" and {hidden} more" if hidden else ""))
+        total = cc["cost_source_references_total"]
+        more = f" (the first {len(refs)} of {total})" if total != len(refs) else ""
+        out.append(f"- Cost references: {shown}{more}")
     files = m["invocation"].get("trial_files") or []
     for entry in files:
         out.append(f"- Trial file `{entry['path']}` BLAKE3 `{entry['blake3']}`")
