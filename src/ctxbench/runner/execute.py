@@ -115,7 +115,7 @@ class TrialRunner:
     async def run(self, planned: PlannedTrial) -> TrialResult:
         """Execute ``planned`` and return its record (never raises for provider failures)."""
         task = planned.task
-        context = await self.contexts.build_async(task, planned.spec, planned.budget)
+        context = self.contexts.build(task, planned.spec, planned.budget)
         model = self.spec.model
         request = ProviderRequest(
             messages=build_messages(context.text, task.query),
