@@ -261,7 +261,7 @@ def test_corpus_check_reports_non_files_and_symlinked_directories(tmp_path: Path
     assert messages["api-webhook-events"] == ("artifact api-webhook-events "
                                               "(api/webhook-events.json): path resolves outside "
                                               "the corpus directory")
-    assert messages["policy-acceptable-use"].endswith("not a regular file")
+    assert messages["policy-acceptable-use"].endswith("not a regular file (a directory)")
     assert verify_corpus(BENCH, PATHS.corpus, workers=4).ok
     with pytest.raises(IntegrityError, match="expected a corpus directory"):
         verify_corpus(BENCH, tmp_path / "nope")

@@ -87,7 +87,23 @@ def test_symlink_escape_is_rejected(tmp_path: Path) -> None:
         resolve_in_corpus(corpus, "dirlink/secret.md")
 
 
-def test_symlink_inside_the_corpus_is_allowed(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("x\n")
-    os.symlink(tmp_path / "a.md", tmp_path / "b.md")
-    assert resolve_in_corpus(tmp_path, "b.md") == (tmp_path / "a.md").resolve()
+def test_symlink_inside_the_corpus_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "restricted").mkdir()
+    (tmp_path / "restricted" / "a.md").write_text("x\n")
+    os.symlink(tmp_path / "restricted" / "a.md", tmp_path / "b.md")
+    os.symlink(tmp_path / "restricted", tmp_path / "public")
+    assert resolve_in_corpus(tmp_path, "restricted/a.md") == \
+        (tmp_path / "restricted" / "a.md").resolve()
+    with pytest.raises(IntegrityError, match=r"^b\.md: expected a regular file reached without "
+                       r"symbolic links, got a link at b\.md"):
+        resolve_in_corpus(tmp_path, "b.md")
+    with pytest.raises(IntegrityError, match=r"^public/a\.md: .* got a link at public "):
+        resolve_in_corpus(tmp_path, "public/a.md")
+    os.symlink("loop2", tmp_path / "loop1")
+    os.symlink("loop1", tmp_path / "loop2")
+    with pytest.raises(IntegrityError, match=r"^loop1/x: loop1 is a symbolic link loop"):
+        resolve_in_corpus(tmp_path, "loop1/x")
+    assert resolve_in_corpus(tmp_path, "missing/x.md") == tmp_path.resolve() / "missing/x.md"
+    with pytest.raises(InputError, match=r"^restricted/a\.md/x: cannot be read: "
+                       r"restricted/a\.md is not a directory \(ENOTDIR\)"):
+        resolve_in_corpus(tmp_path, "restricted/a.md/x")

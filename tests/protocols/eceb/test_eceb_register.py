@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.core import InputError, IntegrityError
+from ctxbench.core import InputError
 from ctxbench.protocols.eceb import parse_benchmark, register_directory, seed_paths
 from ctxbench.protocols.eceb.register import glob_regex
 
@@ -76,7 +76,8 @@ def test_symlink_escape_is_rejected(tmp_path: Path) -> None:
     os.symlink(tmp_path / "outside.md", corpus / "in.md")
     rules = _rules(tmp_path, '[[rule]]\nglob = "*.md"\nkind = "rfc"\n'
                    'classification = "public"\n')
-    with pytest.raises(IntegrityError, match="expected a path inside the corpus"):
+    with pytest.raises(InputError, match=r"c/in\.md: expected a regular file or directory, "
+                       r"got a symbolic link"):
         register_directory(corpus, rules)
 
 

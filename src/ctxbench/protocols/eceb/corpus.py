@@ -6,6 +6,7 @@ bytes, and paths that resolve outside the corpus, are reported per artifact.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -16,6 +17,7 @@ import blake3
 
 from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import IntegrityError
+from ctxbench.protocols.eceb.files import file_kind, os_error
 from ctxbench.protocols.eceb.model import Benchmark
 from ctxbench.protocols.eceb.paths import resolve_in_corpus
 
@@ -28,9 +30,11 @@ class CorpusProblem:
 
     artifact_id: str
     path: str
-    problem: str  # "missing" | "stale" | "escapes_corpus" | "not_a_file"
+    problem: str  # "missing" | "stale" | "escapes_corpus" | "symlink" | "not_a_file"
+    #               | "unreadable"
     expected_blake3: str
     actual_blake3: str | None
+    detail: str | None = None  # what the file is, or the OS error (not_a_file, unreadable)
 
     def message(self) -> str:
         """One line naming the artifact and what is wrong with its file."""
@@ -42,7 +46,14 @@ class CorpusProblem:
         if self.problem == "escapes_corpus":
             return (f"artifact {self.artifact_id} ({self.path}): path resolves outside "
                     f"the corpus directory")
-        return f"artifact {self.artifact_id} ({self.path}): not a regular file"
+        if self.problem == "symlink":
+            return (f"artifact {self.artifact_id} ({self.path}): path passes through a "
+                    f"symbolic link (links are refused: a link could give a file another "
+                    f"classification)")
+        if self.problem == "unreadable":
+            return f"artifact {self.artifact_id} ({self.path}): cannot be read: {self.detail}"
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"artifact {self.artifact_id} ({self.path}): not a regular file{detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +100,12 @@ def verify_corpus(benchmark: Benchmark, corpus_dir: str | os.PathLike[str], *,
     nothing outside the corpus is ever hashed.
     """
     base = Path(corpus_dir)
-    if not base.is_dir():
-        raise IntegrityError(f"{base}: expected a corpus directory, got no such directory")
-    real_base = base.resolve()
+    try:
+        if not base.is_dir():
+            raise IntegrityError(f"{base}: expected a corpus directory, got no such directory")
+        real_base = Path(os.path.realpath(base))
+    except OSError as exc:
+        raise os_error(exc, str(base)) from exc
     parents: dict[str, str | None] = {"": str(real_base)}
     targets = [_locate(real_base, a.path, parents) for a in benchmark.artifacts]
     count = min(4, os.cpu_count() or 1) if workers is None else workers
@@ -102,8 +116,10 @@ def verify_corpus(benchmark: Benchmark, corpus_dir: str | os.PathLike[str], *,
         total += size
         problem = "stale" if found is None and got != artifact.blake3 else found
         if problem is not None:
-            problems.append(CorpusProblem(artifact.artifact_id, artifact.path, problem,
-                                          artifact.blake3, got if problem == "stale" else None))
+            kind, _, detail = problem.partition(":")
+            problems.append(CorpusProblem(artifact.artifact_id, artifact.path, kind,
+                                          artifact.blake3, got if kind == "stale" else None,
+                                          detail or None))
     return CorpusCheck(str(base), benchmark.root, len(benchmark.artifacts), total,
                        tuple(problems))
 
@@ -142,9 +158,12 @@ def _check_all(targets: list[str | None],
 
 
 def _check(target: str | None) -> tuple[str | None, str | None, int]:
-    """(problem or None, digest, bytes) for one located file."""
+    """(problem or None, digest, bytes) for one located file; a problem may carry
+    ``:detail`` (what a non-file is, or the OS error of an unreadable one)."""
     if target is None:
         return "escapes_corpus", None, 0
+    if target.startswith(_PROBLEM):
+        return target[len(_PROBLEM):], None, 0
     buffer = getattr(_LOCAL, "buffer", None)
     if buffer is None:
         buffer = _LOCAL.buffer = bytearray(_CHUNK)
@@ -152,8 +171,13 @@ def _check(target: str | None) -> tuple[str | None, str | None, int]:
         got, size = _hash_file(target, buffer)
     except FileNotFoundError:
         return "missing", None, 0
-    except (IsADirectoryError, _NotAFile):
-        return "not_a_file", None, 0
+    except IsADirectoryError:
+        return "not_a_file:a directory", None, 0
+    except _NotAFile as exc:
+        return f"not_a_file:{exc.args[0]}", None, 0
+    except OSError as exc:
+        name = errno.errorcode.get(exc.errno or 0, "")
+        return f"unreadable:{exc.strerror or type(exc).__name__} ({name})", None, 0
     return None, got, size
 
 
@@ -163,38 +187,59 @@ _CHUNK = 128 << 10
 _MMAP_FROM = 64 << 20
 
 
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
 class _NotAFile(Exception):
     pass
 
 
+_PROBLEM = "\x00problem:"
+
+
 def _locate(real_base: Path, rel: str, parents: dict[str, str | None]) -> str | None:
-    """The real path of ``rel`` (a string, for speed), or None when it leaves the corpus."""
+    """The path of ``rel`` (a string, for speed); None when it leaves the corpus, or
+    ``_PROBLEM`` + the problem when a link or an OS error stands in the way.
+
+    Each directory is checked once: its real location must be itself (no link on the
+    way); a file that is itself a link is refused as well.
+    """
     parent, _, name = rel.rpartition("/")
     if parent not in parents:
-        resolved = (real_base / parent).resolve(strict=False)
-        parents[parent] = str(resolved) if resolved.is_relative_to(real_base) else None
+        expected = real_base / parent if parent else real_base
+        resolved = Path(os.path.realpath(expected))
+        if resolved == expected:
+            parents[parent] = str(resolved)
+        elif resolved.is_relative_to(real_base):
+            parents[parent] = _PROBLEM + "symlink"
+        else:
+            parents[parent] = None
     real_parent = parents[parent]
-    if real_parent is None:
-        return None
+    if real_parent is None or real_parent.startswith(_PROBLEM):
+        return real_parent
     target = real_parent + "/" + name
     try:
         if not stat.S_ISLNK(os.lstat(target).st_mode):
             return target
-    except FileNotFoundError:
-        return target
+    except OSError:
+        return target  # missing or unreadable: reported when it is opened
     try:
-        return str(resolve_in_corpus(real_base, rel))
-    except IntegrityError:
-        return None
+        resolve_in_corpus(real_base, rel)
+    except IntegrityError as exc:
+        if "expected a path inside the corpus" in str(exc):
+            return None
+    return _PROBLEM + "symlink"
 
 
 def _hash_file(path: str, buffer: bytearray) -> tuple[str, int]:
     # os-level calls: per-file overhead dominates when a corpus has many small files
-    fd = os.open(path, os.O_RDONLY)
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: no final link.
+    fd = os.open(path, _OPEN_FLAGS)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _NotAFile(path)
+            raise _NotAFile(file_kind(info.st_mode))
         if info.st_size >= _MMAP_FROM:
             return blake3_file(path), info.st_size
         view = memoryview(buffer)

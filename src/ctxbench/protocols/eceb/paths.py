@@ -2,15 +2,20 @@
 
 A registered path uses forward slashes, is relative, and has no empty, ``.`` or ``..``
 segment and no backslash, so it names the same file on every platform. Resolution
-follows symlinks and rejects any path whose real location lies outside the corpus.
+refuses every symbolic link below the corpus directory (inside or outside it), so a
+path names exactly one file and a file has exactly one path.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from pathlib import Path
 
 from ctxbench.core.errors import InputError, IntegrityError, describe_value
+from ctxbench.protocols.eceb.files import os_error
 
 __all__ = ["path_problem", "resolve_in_corpus", "validate_portable_path"]
 
@@ -49,17 +54,51 @@ def validate_portable_path(text: str) -> str:
     return text
 
 
-def resolve_in_corpus(corpus_dir: Path, rel: str) -> Path:
-    """The real location of ``rel`` under ``corpus_dir``; reject one that escapes it.
+def resolve_in_corpus(corpus_dir: str | os.PathLike[str], rel: str) -> Path:
+    """The location of portable path ``rel`` under ``corpus_dir``, with no link on the way.
 
-    Symlinks are followed, so a link pointing outside the corpus is an IntegrityError.
-    The file need not exist: a missing file is reported by the corpus check instead.
+    Fail-closed link rule: every component below the corpus directory is ``lstat``-ed,
+    and a symbolic link is refused wherever it points. A link leaving the corpus is an
+    IntegrityError ("expected a path inside the corpus"); a link inside it is one too,
+    because a link gives one file's bytes a second path, and the path decides an
+    artifact's classification. A missing component is not an error here (the corpus
+    check reports the file as missing); other OS errors are one located InputError.
     """
     validate_portable_path(rel)
-    base = Path(corpus_dir).resolve()
-    target = (base / rel).resolve(strict=False)
+    try:
+        base = Path(os.path.realpath(corpus_dir))
+    except OSError as exc:
+        raise os_error(exc, str(corpus_dir)) from exc
+    current = base
+    parts = rel.split("/")
+    for n, part in enumerate(parts):
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return base / rel
+        except OSError as exc:
+            raise os_error(exc, rel) from exc
+        prefix = "/".join(parts[: n + 1])
+        if stat.S_ISLNK(info.st_mode):
+            _refuse_link(base, current, prefix, rel)
+        if n + 1 < len(parts) and not stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{rel}: cannot be read: {prefix} is not a directory (ENOTDIR)")
+    return current
+
+
+def _refuse_link(base: Path, link: Path, prefix: str, rel: str) -> None:
+    target = Path(os.path.realpath(link))
     if target != base and not target.is_relative_to(base):
         raise IntegrityError(
-            f"{rel}: expected a path inside the corpus {base}, got one that resolves to {target}"
-        )
-    return target
+            f"{rel}: expected a path inside the corpus {base}, got one that resolves to "
+            f"{target}")
+    try:
+        os.stat(link)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise IntegrityError(f"{rel}: {prefix} is a symbolic link loop (ELOOP)") from exc
+    raise IntegrityError(
+        f"{rel}: expected a regular file reached without symbolic links, got a link at "
+        f"{prefix} (a link would give one file's bytes a second path, and so possibly "
+        f"another classification)")

@@ -14,20 +14,31 @@ The rules file is TOML::
 The first rule whose glob matches a file's corpus-relative path wins; a file no rule
 matches is an error, as are two files that would get the same artifact id. Hidden files
 and directories (names starting with ".") are skipped. The skeleton has no tasks.
+
+Fail-closed file rule: only regular files are registered. A symbolic link anywhere in
+the directory (to a file or a directory, inside the corpus or not), a FIFO, a socket or
+a device is an error naming it, never followed and never registered as empty: a link
+would let a public-looking path carry a restricted file's bytes.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import FieldError, InputError
 from ctxbench.core.tomlfile import load_toml
 from ctxbench.protocols.eceb.benchmark import ID_PATTERN
+from ctxbench.protocols.eceb.files import (
+    file_kind,
+    hash_regular_file,
+    os_error,
+    walk_regular_files,
+)
 from ctxbench.protocols.eceb.model import (
     BENCHMARK_SCHEMA,
     CLAIM_CLASSES,
@@ -127,26 +138,27 @@ def _slug(stem: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-.")
 
 
-def _files(base: Path) -> list[str]:
-    found: list[str] = []
-    for current, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if not name.startswith("."):
-                found.append(Path(current, name).relative_to(base).as_posix())
-    return sorted(found)
+def _check_directory(base: Path) -> None:
+    try:
+        info = os.stat(base)
+    except FileNotFoundError:
+        raise InputError(f"{base}: expected a corpus directory, got no such directory"
+                         ) from None
+    except OSError as exc:
+        raise os_error(exc, str(base)) from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{base}: expected a corpus directory, got {file_kind(info.st_mode)}")
 
 
 def register_directory(directory: str | os.PathLike[str],
                        rules_path: str | os.PathLike[str]) -> dict[str, Any]:
     """A benchmark document (no tasks) registering every file under ``directory``."""
     base = Path(directory)
-    if not base.is_dir():
-        raise InputError(f"{base}: expected a corpus directory, got no such directory")
+    _check_directory(base)
     benchmark_id, claim_class, rules = load_rules(rules_path)
     artifacts: list[Artifact] = []
     ids: dict[str, str] = {}
-    for rel in _files(base):
+    for rel in walk_regular_files(base):
         problem = path_problem(rel)
         if problem is not None:
             raise InputError(f"{base}: {rel}: expected a portable path, got one where {problem}")
@@ -162,8 +174,8 @@ def register_directory(directory: str | os.PathLike[str],
             raise InputError(f"{base}: {rel}: artifact id {artifact_id!r} is already used by "
                              f"{ids[artifact_id]!r}; give one of the rules a prefix")
         ids[artifact_id] = rel
-        artifacts.append(Artifact(artifact_id, rel, rule.kind, rule.classification,
-                                  blake3_file(target)))
+        digest, _ = hash_regular_file(target, f"{base}/{rel}")
+        artifacts.append(Artifact(artifact_id, rel, rule.kind, rule.classification, digest))
     artifacts.sort(key=lambda a: a.artifact_id)
     return {
         "schema": BENCHMARK_SCHEMA,
