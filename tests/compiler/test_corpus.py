@@ -37,7 +37,8 @@ def test_reading_a_changed_or_missing_artifact_fails(tmp_path: Path) -> None:
                                              r"\(the source changed\)"):
         ContextIndex.build(corpus, get_tokenizer())
     (tmp_path / "a.md").unlink()
-    with pytest.raises(IntegrityError, match=r"a\.md: artifact a\.md cannot be read"):
+    with pytest.raises(IntegrityError, match=r"^a\.md: artifact a\.md: cannot be read: No such "
+                       r"file or directory \(ENOENT\)$"):
         corpus.read(corpus.artifacts[0])
 
 

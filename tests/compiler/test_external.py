@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from compiler_corpus import write_corpus
+from compiler_corpus import marker, write_corpus
 
 from ctxbench.compiler import (
     ContextIndex,
@@ -17,7 +19,8 @@ from ctxbench.compiler import (
     load_external_strategy,
     verify_commit,
 )
-from ctxbench.core import InputError, IntegrityError, RuntimeFailure
+from ctxbench.compiler.commit import commit_id
+from ctxbench.core import InputError, IntegrityError, RuntimeFailure, blake3_hex
 
 HERE = Path(__file__).parent
 POLICY = Policy(("public", "internal"), ("a04",))
@@ -56,17 +59,104 @@ def test_callable_and_subprocess_give_the_same_commit(
         verify_commit(by_call.commit, root, context_text=by_call.text + " ")
 
 
-def test_violations_are_recorded_never_trusted(
+def test_policy_breaches_are_refused_and_no_packet_is_built(
     index: ContextIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(HERE))
-    packet = compile_external(index, query=QUERY, budget=20, policy=POLICY,
-                              system=load_external_strategy("external_system:cheater"))
-    assert packet.violations == (
-        "artifact 'a03' is denied or disallowed",
-        "unknown artifact 'nope'",
-        f"{packet.token_count} tokens exceed the budget 20",
-    )
+    with pytest.raises(RuntimeFailure, match=re.escape(
+            "external strategy response: refused, no packet was built (policy is fail-closed): "
+            "selected/0: artifact 'a03' is denied or disallowed; selected/1: unknown artifact "
+            "'nope'")):
+        compile_external(index, query=QUERY, budget=20, policy=POLICY,
+                         system=load_external_strategy("external_system:cheater"))
+
+
+def test_an_exceeded_budget_is_a_recorded_violation(
+    index: ContextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(HERE))
+    packet = compile_external(index, query=QUERY, budget=5, policy=POLICY,
+                              system=load_external_strategy("external_system:first_two"))
+    assert packet.violations == (f"{packet.token_count} tokens exceed the budget 5",)
+    assert packet.token_count > 5
+
+
+def _source(index: ContextIndex, artifact_id: str) -> bytes:
+    position = index.position(artifact_id)
+    assert position is not None
+    return index.source(position)
+
+
+def _smuggle(index: ContextIndex, extra: str, *, where: str = "end") -> dict[str, Any]:
+    """A permitted selection whose context also carries ``extra``."""
+    text = _source(index, "a00").decode("utf-8")
+    context = {"end": text + extra, "start": extra + text,
+               "inside": text[:10] + extra + text[10:]}[where]
+    return {"context": context, "selected": [{"artifact_id": "a00"}]}
+
+
+@pytest.mark.parametrize("where", ["end", "start", "inside"])
+def test_restricted_text_under_a_permitted_selection_is_refused(
+    index: ContextIndex, where: str
+) -> None:
+    # a03 is restricted and a04 is denied: neither may reach a packet under a00's name.
+    for forbidden in ("a03", "a04"):
+        secret = _source(index, forbidden).decode("utf-8")
+        response = _smuggle(index, secret, where=where)
+        with pytest.raises(RuntimeFailure, match=r"context: character \d+ of the context "
+                           r"starts text that is neither a selected range's bytes"):
+            compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                             system=lambda request, r=response: r)
+        assert marker(int(forbidden[1:])) in secret
+
+
+def test_external_framing_is_accepted_and_nothing_else(index: ContextIndex) -> None:
+    a00, a01 = _source(index, "a00"), _source(index, "a01")
+    header = ("[excerpt artifact=a01 path=" + index.artifact_at(_position(index, "a01")).path
+              + f" classification=internal bytes=0-{len(a01)}]\n")
+    response = {"context": f"\n{header}{a01.decode()}\n[...]\n  \t{a00.decode()}\r\n",
+                "selected": [{"artifact_id": "a00"}, {"artifact_id": "a01"}]}
+    packet = compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                              system=lambda request: response)
+    assert packet.text == response["context"]
+    assert [e.artifact_id for e in packet.selected] == ["a00", "a01"]
+    # A fragment that joins two permitted pieces without their full ranges is refused.
+    joined = {"context": a00.decode()[:20], "selected": [{"artifact_id": "a00"}]}
+    with pytest.raises(RuntimeFailure, match="starts text that is neither"):
+        compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                         system=lambda request: joined)
+    missing = {"context": "", "selected": [{"artifact_id": "a00"}]}
+    with pytest.raises(RuntimeFailure, match="1 selected byte range"):
+        compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                         system=lambda request: missing)
+    twice = {"context": a00.decode() * 2, "selected": [{"artifact_id": "a00"}]}
+    with pytest.raises(RuntimeFailure, match="starts text that is neither"):
+        compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                         system=lambda request: twice)
+
+
+def test_verify_rechecks_the_external_context_byte_for_byte(
+    index: ContextIndex, root: Path
+) -> None:
+    text = _source(index, "a00").decode()
+    packet = compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                              system=lambda request: {"context": text,
+                                                      "selected": [{"artifact_id": "a00"}]})
+    verify_commit(packet.commit, root, context_text=packet.text)
+    secret = _source(index, "a03").decode()
+    # A commit re-hashed around smuggled text (its digest matches) still fails verification.
+    forged = dict(packet.commit)
+    forged["rendered_blake3"] = blake3_hex((text + secret).encode())
+    forged["commit_id"] = commit_id(forged)
+    with pytest.raises(IntegrityError, match="the context is not composed of the selected "
+                       f"bytes: character {len(text)} of the context starts text"):
+        verify_commit(forged, root, context_text=text + secret)
+
+
+def _position(index: ContextIndex, artifact_id: str) -> int:
+    position = index.position(artifact_id)
+    assert position is not None
+    return position
 
 
 @pytest.mark.parametrize(("response", "message"), [

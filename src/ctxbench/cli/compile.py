@@ -36,8 +36,12 @@ def _summary(packet: CompiledContext) -> str:
 @click.option("--task", "task", help="Task id in the benchmark.")
 @click.option("--query", "query", help="Query, for a plain directory (no --benchmark).")
 @click.option("--allow", "allow", multiple=True,
-              help="Allowed classification, for a plain directory (default: internal).")
-@click.option("--deny", "deny", multiple=True, help="Denied artifact id (plain directory).")
+              help="Allowed classification, for a plain directory (default: internal); "
+                   "an unknown name is an error.")
+@click.option("--deny", "deny", multiple=True,
+              help="Denied file or directory of a plain directory: its path (corpus-relative, "
+                   "./-relative or absolute inside it) or unique file name; an unknown name "
+                   "is an error.")
 @click.option("--budget", type=int, help="Token budget (omit for full_permitted_context).")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="compiled", show_default=True)
 @click.option("--tokenizer", default="cl100k_base", show_default=True,
@@ -65,6 +69,9 @@ def compile_group(
     if corpus is None:
         raise InputError("compile: --corpus DIR is required")
     if benchmark is not None:
+        if allow or deny:
+            raise InputError("compile: --allow and --deny apply to a plain directory; with "
+                             "--benchmark the task's own policy is used")
         if task is None:
             raise InputError("compile: --task ID is required with --benchmark")
         packet = compile_benchmark_task(

@@ -73,8 +73,14 @@ def compile_directory(
     strategy: str = "compiled",
     tokenizer: str = "cl100k_base",
 ) -> CompiledContext:
-    """Compile a packet from a plain directory (every file classified ``internal``)."""
-    index = ContextIndex.build(Corpus.from_directory(corpus_dir), get_tokenizer(tokenizer))
+    """Compile a packet from a plain directory (every file classified ``internal``).
+
+    ``policy`` may name files as a person types them; it is bound to the corpus first
+    (:meth:`Policy.resolved_for`), and a name that matches nothing is an error.
+    """
+    corpus = Corpus.from_directory(corpus_dir)
+    policy = policy.resolved_for(corpus)
+    index = ContextIndex.build(corpus, get_tokenizer(tokenizer))
     return compile_context(index, query=query, budget=budget, policy=policy, strategy=strategy)
 
 

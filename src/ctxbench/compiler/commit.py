@@ -8,7 +8,9 @@ The commit id is ``ctx_`` + the first 32 hex digits of BLAKE3 over the RFC 8785 
 The compiler's version is stored beside the id (``compiler``), not inside it, so identical
 context has an identical id across releases. A commit holds ids, digests and byte ranges,
 never source text. :func:`verify_commit` re-reads the corpus, re-renders the packet and
-checks every digest, the policy and the budget; anything it cannot check is a failure.
+checks every digest, the policy and the budget; an external system's context is checked
+byte for byte to be made of its selected ranges plus framing
+(:func:`external_context_problem`); anything it cannot check is a failure.
 """
 
 from __future__ import annotations
@@ -21,17 +23,27 @@ from typing import Any
 from ctxbench import __version__
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
+    GAP_MARKER,
     RENDER_TEMPLATE,
     Excerpt,
+    excerpt_header,
     merge_ranges,
     packet_blake3,
     render_excerpt,
 )
 from ctxbench.compiler.tokenizers import Tokenizer, get_tokenizer
 from ctxbench.core import CtxbenchError, IntegrityError, blake3_hex, blake3_json
+from ctxbench.protocols.eceb.files import read_regular_file
 from ctxbench.protocols.eceb.paths import resolve_in_corpus
 
-__all__ = ["COMMIT_SCHEMA", "EXTERNAL_TEMPLATE", "build_commit", "commit_id", "verify_commit"]
+__all__ = [
+    "COMMIT_SCHEMA",
+    "EXTERNAL_TEMPLATE",
+    "build_commit",
+    "commit_id",
+    "external_context_problem",
+    "verify_commit",
+]
 
 COMMIT_SCHEMA = "ctxbench.context-commit.v1"
 EXTERNAL_TEMPLATE = "external"
@@ -91,6 +103,58 @@ def build_commit(
     return commit
 
 
+_FRAMING_SPACE = frozenset(" \t\r\n")
+
+
+def external_context_problem(
+    context: str, excerpts: Sequence[tuple[Excerpt, bytes]]
+) -> str | None:
+    """Why an external system's ``context`` is not made of its selected bytes, or None.
+
+    Rule ``ctxbench.external-framing.v1``: the context must be the text of every
+    selected (merged) byte range exactly once, in any order, with only framing between
+    them: ASCII whitespace, the gap marker ``[...]`` line, and the ctxbench excerpt header
+    line of a selected excerpt. A range's text is its bytes decoded as UTF-8 (invalid
+    sequences as U+FFFD, as the candidates were offered). Anything else -- restricted text
+    under a permitted selection, paraphrase, a joined fragment -- is refused. Matching is
+    deterministic and greedy (the longest unused range text first), so it may refuse an
+    odd but honest context; it never accepts a byte that is not permitted. The message
+    names offsets only, never the offending text.
+    """
+    remaining: dict[str, int] = {}
+    for excerpt, data in excerpts:
+        for a, b in excerpt.ranges:
+            piece = data[a:b].decode("utf-8", "replace")
+            remaining[piece] = remaining.get(piece, 0) + 1
+    by_first: dict[str, list[str]] = {}
+    for piece in sorted(remaining, key=len, reverse=True):
+        if piece:
+            by_first.setdefault(piece[0], []).append(piece)
+    headers = tuple(excerpt_header(excerpt) for excerpt, _ in excerpts)
+    i, size = 0, len(context)
+    while i < size:
+        ch = context[i]
+        found = next((p for p in by_first.get(ch, ()) if remaining[p] and
+                      context.startswith(p, i)), None)
+        if found is not None:
+            remaining[found] -= 1
+            i += len(found)
+        elif ch in _FRAMING_SPACE:
+            i += 1
+        elif context.startswith(GAP_MARKER, i):
+            i += len(GAP_MARKER)
+        else:
+            header = next((h for h in headers if context.startswith(h, i)), None)
+            if header is None:
+                return (f"character {i} of the context starts text that is neither a selected "
+                        f"range's bytes (each used once) nor framing")
+            i += len(header)
+    unused = sum(count for count in remaining.values() if count > 0)
+    if unused:
+        return f"{unused} selected byte range(s) do not appear in the context"
+    return None
+
+
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise IntegrityError(f"context commit: {message}")
@@ -138,6 +202,7 @@ def _verify(
     _check(expected == commit["commit_id"],
            f"commit_id {commit['commit_id']} does not match its content ({expected})")
     parts: list[str] = []
+    read: list[tuple[Excerpt, bytes]] = []
     for n, item in enumerate(commit["excerpts"]):
         where = f"excerpt {n} ({item['artifact_id']})"
         _check(policy.permits(item["artifact_id"], item["classification"]),
@@ -145,13 +210,14 @@ def _verify(
         ranges = tuple((int(a), int(b)) for a, b in item["ranges"])
         _check(all(a < b for a, b in ranges) and merge_ranges(ranges) == ranges,
                f"{where}: byte ranges must be sorted, non-empty and non-overlapping")
-        data = resolve_in_corpus(corpus, item["path"]).read_bytes()
+        data = read_regular_file(resolve_in_corpus(corpus, item["path"]), item["path"])
         _check(blake3_hex(data) == item["source_blake3"],
                f"{where}: {item['path']} does not match source_blake3 (the source changed)")
         _check(ranges[-1][1] <= len(data), f"{where}: byte range beyond the end of the file")
         excerpt = Excerpt(item["artifact_id"], item["path"], item["classification"],
                           item["source_blake3"], ranges)
         parts.append(render_excerpt(excerpt, data))
+        read.append((excerpt, data))
     if commit["template"] == RENDER_TEMPLATE:
         text = "".join(parts)
     else:
@@ -159,6 +225,8 @@ def _verify(
                "an external system's packet cannot be re-rendered; supply its context text")
         assert context is not None
         text = context
+        problem = external_context_problem(text, read)
+        _check(problem is None, f"the context is not composed of the selected bytes: {problem}")
     _check(packet_blake3(text) == commit["rendered_blake3"],
            "the re-rendered packet does not match rendered_blake3")
     counter = tokenizer or get_tokenizer(commit["tokenizer"])

@@ -1,6 +1,6 @@
 """Corpora the compiler reads: an ECEB benchmark registry, or a plain directory of files.
 
-Paths follow the ECEB path rules (portable, corpus-relative, no symlink escape). Every
+Paths follow the ECEB path rules (portable, corpus-relative, no symbolic link). Every
 read re-hashes the artifact and refuses bytes whose BLAKE3 differs from the registered
 (or first observed) digest, so a packet is never built from stale sources.
 """
@@ -8,15 +8,27 @@ read re-hashes the artifact and refuses bytes whose BLAKE3 differs from the regi
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxbench.compiler.chunking import path_suffix
-from ctxbench.core import InputError, IntegrityError, blake3_file, blake3_hex
+from ctxbench.core import InputError, IntegrityError, blake3_hex
+from ctxbench.protocols.eceb.files import (
+    MAX_TEXT_FILE_BYTES,
+    file_kind,
+    hash_regular_file,
+    os_error,
+    read_regular_file,
+)
 from ctxbench.protocols.eceb.paths import resolve_in_corpus, validate_portable_path
 
-__all__ = ["Corpus", "CorpusArtifact", "kind_for_path"]
+__all__ = ["MAX_DIRECTORY_FILES", "MAX_TEXT_FILE_BYTES", "Corpus", "CorpusArtifact",
+           "kind_for_path"]
+
+#: The most files a plain directory may hold (each is hashed and indexed).
+MAX_DIRECTORY_FILES = 100_000
 
 _KIND_BY_SUFFIX = {
     ".py": "code", ".js": "code", ".ts": "code", ".go": "code", ".rs": "code",
@@ -64,15 +76,19 @@ class Corpus:
         return self._by_id.get(artifact_id)
 
     def read(self, artifact: CorpusArtifact) -> bytes:
-        """The artifact's bytes; IntegrityError when missing or not matching its digest."""
+        """The artifact's bytes; IntegrityError when missing or not matching its digest.
+
+        Only a regular file reached without symbolic links is opened (never a FIFO or a
+        device), and one larger than :data:`MAX_TEXT_FILE_BYTES` is refused.
+        """
         target = resolve_in_corpus(self.root, artifact.path)
+        display = f"{artifact.path}: artifact {artifact.artifact_id}"
         try:
-            data = target.read_bytes()
-        except OSError as exc:
-            raise IntegrityError(
-                f"{artifact.path}: artifact {artifact.artifact_id} cannot be read: "
-                f"{exc.strerror or exc}"
-            ) from exc
+            data = read_regular_file(target, display)
+        except IntegrityError:
+            raise
+        except InputError as exc:
+            raise IntegrityError(str(exc)) from exc
         got = blake3_hex(data)
         if got != artifact.blake3:
             raise IntegrityError(
@@ -84,9 +100,7 @@ class Corpus:
     @classmethod
     def from_benchmark(cls, benchmark: Any, corpus_dir: str | os.PathLike[str]) -> Corpus:
         """The registered artifacts of an ECEB benchmark, read from ``corpus_dir``."""
-        root = Path(corpus_dir)
-        if not root.is_dir():
-            raise InputError(f"corpus: {root}: expected a directory")
+        root = _directory(corpus_dir)
         artifacts = tuple(
             CorpusArtifact(a.artifact_id, a.path, a.kind, a.classification, a.blake3)
             for a in benchmark.artifacts
@@ -100,21 +114,53 @@ class Corpus:
         """Every regular file under ``corpus_dir`` (hidden entries and symlinks skipped).
 
         The artifact id is the portable relative path; all files get ``classification``,
-        and their digests are taken now, so later reads detect changes.
+        and their digests are taken now, so later reads detect changes. Entries that are
+        not regular files (symbolic links, FIFOs, sockets, devices) are skipped without
+        being opened; a file over :data:`MAX_TEXT_FILE_BYTES`, more than
+        :data:`MAX_DIRECTORY_FILES` files, or an unreadable directory is an error.
         """
-        root = Path(corpus_dir)
-        if not root.is_dir():
-            raise InputError(f"corpus: {root}: expected a directory")
+        root = _directory(corpus_dir)
         artifacts: list[CorpusArtifact] = []
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+        def fail(exc: OSError) -> None:
+            raise os_error(exc, str(exc.filename or root))
+
+        for dirpath, dirnames, filenames in os.walk(root, onerror=fail, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 full = Path(dirpath) / name
-                if name.startswith(".") or full.is_symlink() or not full.is_file():
+                if name.startswith("."):
                     continue
+                try:
+                    info = os.lstat(full)
+                except OSError as exc:
+                    raise os_error(exc, str(full)) from exc
+                if not stat.S_ISREG(info.st_mode):
+                    continue  # links and special files are never opened
                 rel = full.relative_to(root).as_posix()
                 validate_portable_path(rel)
+                if info.st_size > MAX_TEXT_FILE_BYTES:
+                    raise InputError(
+                        f"{full}: expected a file of at most {MAX_TEXT_FILE_BYTES} bytes, got "
+                        f"{info.st_size} bytes (larger files are refused, not truncated)")
+                if len(artifacts) >= MAX_DIRECTORY_FILES:
+                    raise InputError(f"{root}: expected at most {MAX_DIRECTORY_FILES} files, "
+                                     f"got more")
+                digest, _ = hash_regular_file(full, str(full))
                 artifacts.append(CorpusArtifact(
-                    rel, rel, kind_for_path(rel), classification, blake3_file(full)
-                ))
+                    rel, rel, kind_for_path(rel), classification, digest))
         return cls(root, tuple(artifacts), "directory")
+
+
+def _directory(corpus_dir: str | os.PathLike[str]) -> Path:
+    root = Path(corpus_dir)
+    try:
+        info = os.stat(root)
+    except FileNotFoundError:
+        raise InputError(f"corpus: {root}: expected a directory, got no such directory"
+                         ) from None
+    except OSError as exc:
+        raise os_error(exc, f"corpus: {root}") from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise InputError(f"corpus: {root}: expected a directory, got {file_kind(info.st_mode)}")
+    return root

@@ -14,8 +14,12 @@ artifacts are never offered. ``ranges`` may be omitted to mean the whole artifac
 subprocess reads the request on stdin and writes the response on stdout.
 
 ctxbench trusts none of the system's numbers: it counts the context's tokens itself,
-hashes the exact context, takes source digests from its own corpus, and checks each
-selected artifact against the policy. Breaches are returned in ``violations``.
+hashes the exact context and takes source digests from its own corpus. Policy is
+fail-closed: an unknown, denied or disallowed artifact in ``selected``, or a context that
+is not made byte for byte of the selected ranges' text plus framing
+(:func:`ctxbench.compiler.commit.external_context_problem`), is refused with a
+RuntimeFailure and no packet is built, so such text never reaches a model. An exceeded
+budget is not a policy breach: it is returned in ``violations``.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ctxbench.compiler.commit import EXTERNAL_TEMPLATE
+from ctxbench.compiler.commit import EXTERNAL_TEMPLATE, external_context_problem
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import Excerpt, merge_ranges
@@ -132,27 +136,36 @@ def compile_external(
     context, selected = response["context"], response["selected"]
     if not isinstance(context, str) or not isinstance(selected, list):
         raise _bad("context must be a string and selected an array")
-    violations: list[str] = []
+    breaches: list[str] = []
     excerpts: list[Excerpt] = []
     for n, item in enumerate(selected):
         if not isinstance(item, dict) or not isinstance(item.get("artifact_id"), str):
             raise _bad(f"selected/{n}: expected an object with a string artifact_id")
         position = index.position(item["artifact_id"])
         if position is None:
-            violations.append(f"unknown artifact {item['artifact_id']!r}")
+            breaches.append(f"selected/{n}: unknown artifact {item['artifact_id'][:80]!r}")
             continue
         artifact = index.artifact_at(position)
         if not policy.permits(artifact.artifact_id, artifact.classification):
-            violations.append(f"artifact {artifact.artifact_id!r} is denied or disallowed")
-            # Recorded (never read) so the commit shows the breach and fails verification.
-            ranges = _ranges(item.get("ranges"), None, n)
-        else:
-            size = len(index.source(position))
-            ranges = _ranges(item.get("ranges"), size, n)
+            # Never read: a denied or disallowed artifact's bytes are not even compared.
+            breaches.append(f"selected/{n}: artifact {artifact.artifact_id!r} is denied or "
+                            f"disallowed")
+            continue
+        ranges = _ranges(item.get("ranges"), len(index.source(position)), n)
         excerpts.append(Excerpt(artifact.artifact_id, artifact.path, artifact.classification,
                                 artifact.blake3, ranges))
     excerpts = _merged(excerpts)
+    if not breaches:
+        problem = external_context_problem(context, [
+            (e, index.source(_position(index, e.artifact_id))) for e in excerpts])
+        if problem is not None:
+            breaches.append(f"context: {problem}")
+    if breaches:
+        shown = "; ".join(breaches[:5]) + (f"; ... and {len(breaches) - 5} more"
+                                            if len(breaches) > 5 else "")
+        raise _bad(f"refused, no packet was built (policy is fail-closed): {shown}")
     count = index.count(context)
+    violations: list[str] = []
     if budget is not None and count > budget:
         violations.append(f"{count} tokens exceed the budget {budget}")
     return finish_packet(
@@ -161,6 +174,12 @@ def compile_external(
         empty_reason=None if context else "the system returned none",
         template=EXTERNAL_TEMPLATE, violations=tuple(violations),
     )
+
+
+def _position(index: ContextIndex, artifact_id: str) -> int:
+    position = index.position(artifact_id)
+    assert position is not None  # excerpts hold only artifacts found in the index
+    return position
 
 
 def _merged(excerpts: list[Excerpt]) -> list[Excerpt]:
@@ -174,18 +193,21 @@ def _merged(excerpts: list[Excerpt]) -> list[Excerpt]:
     return list(order.values())
 
 
-def _ranges(value: Any, size: int | None, n: int) -> tuple[tuple[int, int], ...]:
-    """Validated ranges; ``size`` None (an artifact not read) skips the end check."""
+def _ranges(value: Any, size: int, n: int) -> tuple[tuple[int, int], ...]:
+    """Validated ranges within an artifact of ``size`` bytes (None: the whole artifact)."""
     if value is None:
-        return ((0, size or 1),)
+        if size == 0:
+            raise _bad(f"selected/{n}: the artifact is empty; there is nothing to select")
+        return ((0, size),)
     if not isinstance(value, list) or not value:
         raise _bad(f"selected/{n}/ranges: expected a non-empty array of [start, end]")
     out = []
     for pair in value:
         ok = (isinstance(pair, list) and len(pair) == 2
               and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
-              and 0 <= pair[0] < pair[1] and (size is None or pair[1] <= size))
+              and 0 <= pair[0] < pair[1] <= size)
         if not ok:
-            raise _bad(f"selected/{n}/ranges: {pair!r} is not a range within the artifact")
+            raise _bad(f"selected/{n}/ranges: {str(pair)[:80]} is not a range within the "
+                       f"artifact")
         out.append((pair[0], pair[1]))
     return merge_ranges(out)
