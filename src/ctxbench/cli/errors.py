@@ -6,6 +6,7 @@ or usage; 3 a provider or runtime failure; 130 interrupted.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import click
@@ -43,6 +44,15 @@ def run_guarded(command: click.Command, args: list[str], *, debug: bool = False)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # Not translated below (a write to a full disk, an unwritable output): one line.
+        if debug:
+            raise
+        code = errno.errorcode.get(exc.errno or 0, "")
+        where = f"{str(exc.filename)[:300]}: " if exc.filename is not None else ""
+        reason = exc.strerror or str(exc)[:300]
+        click.echo(f"ctxbench: error: {where}{reason}{f' ({code})' if code else ''}", err=True)
+        return EXIT_INPUT
     if isinstance(result, int):
         return result
     return EXIT_OK

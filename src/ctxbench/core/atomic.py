@@ -29,6 +29,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if exc.errno is not None and exc.filename is None:
+            # ENOSPC/EFBIG from write() name no file: name the target, keep the type.
+            raise type(exc)(exc.errno, exc.strerror, str(target)) from exc
+        raise
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -16,7 +16,7 @@ from pathlib import Path
 import blake3
 
 from ctxbench.core.digests import blake3_file
-from ctxbench.core.errors import IntegrityError
+from ctxbench.core.errors import InputError, IntegrityError
 from ctxbench.protocols.eceb.files import file_kind, os_error
 from ctxbench.protocols.eceb.model import Benchmark
 from ctxbench.protocols.eceb.paths import resolve_in_corpus
@@ -207,14 +207,7 @@ def _locate(real_base: Path, rel: str, parents: dict[str, str | None]) -> str | 
     """
     parent, _, name = rel.rpartition("/")
     if parent not in parents:
-        expected = real_base / parent if parent else real_base
-        resolved = Path(os.path.realpath(expected))
-        if resolved == expected:
-            parents[parent] = str(resolved)
-        elif resolved.is_relative_to(real_base):
-            parents[parent] = _PROBLEM + "symlink"
-        else:
-            parents[parent] = None
+        parents[parent] = _locate_directory(real_base, parent)
     real_parent = parents[parent]
     if real_parent is None or real_parent.startswith(_PROBLEM):
         return real_parent
@@ -230,6 +223,18 @@ def _locate(real_base: Path, rel: str, parents: dict[str, str | None]) -> str | 
         if "expected a path inside the corpus" in str(exc):
             return None
     return _PROBLEM + "symlink"
+
+
+def _locate_directory(real_base: Path, parent: str) -> str | None:
+    if not parent:
+        return str(real_base)
+    try:
+        resolve_in_corpus(real_base, parent)
+    except IntegrityError as exc:
+        return None if "expected a path inside the corpus" in str(exc) else _PROBLEM + "symlink"
+    except InputError as exc:
+        return f"{_PROBLEM}unreadable:{str(exc).split(': cannot be read: ', 1)[-1]}"
+    return str(real_base / parent)
 
 
 def _hash_file(path: str, buffer: bytearray) -> tuple[str, int]:

@@ -56,13 +56,13 @@ def os_error(exc: OSError, display: str, action: str = "cannot be read") -> Inpu
 
 
 def file_kind(mode: int) -> str:
-    """What a non-regular file is, in words (for error messages)."""
-    for test, word in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link")):
+    """What a file is, in words (for error messages)."""
+    for test, word in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link")):
         if test(mode):
             return word
-    return "not a regular file"
+    return "an unknown kind of file"
 
 
 def open_regular(path: Path, display: str) -> tuple[int, int]:
