@@ -104,7 +104,8 @@ def test_restricted_text_under_a_permitted_selection_is_refused(
         secret = _source(index, forbidden).decode("utf-8")
         response = _smuggle(index, secret, where=where)
         with pytest.raises(RuntimeFailure, match=r"context: character \d+ of the context "
-                           r"starts text that is neither a selected range's bytes"):
+                           r"starts text that is neither a whole line of a selected range "
+                           r"nor framing"):
             compile_external(index, query=QUERY, budget=None, policy=POLICY,
                              system=lambda request, r=response: r)
         assert marker(int(forbidden[1:])) in secret
@@ -120,19 +121,42 @@ def test_external_framing_is_accepted_and_nothing_else(index: ContextIndex) -> N
                               system=lambda request: response)
     assert packet.text == response["context"]
     assert [e.artifact_id for e in packet.selected] == ["a00", "a01"]
-    # A fragment that joins two permitted pieces without their full ranges is refused.
-    joined = {"context": a00.decode()[:20], "selected": [{"artifact_id": "a00"}]}
-    with pytest.raises(RuntimeFailure, match="starts text that is neither"):
+    # Whole lines in another order, some twice, the last newline dropped: still only
+    # permitted lines, so accepted.
+    lines = a00.decode().splitlines(keepends=True)
+    shuffled = "".join(reversed(lines)) + lines[0].rstrip("\n")
+    packet = compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                              system=lambda request: {"context": shuffled,
+                                                      "selected": [{"artifact_id": "a00"}]})
+    assert packet.text == shuffled
+    # A fragment of a line is refused, and so is a selection that was not sent.
+    for context, message in (
+        (lines[0] + lines[1] + lines[2][:5],
+         f"character {len(lines[0]) + len(lines[1])} of the context starts text that is "
+         f"neither"),
+        (a00.decode().replace("\n", " ", 1), "character 0 of the context"),
+        ("", "12 distinct line(s) of the selected ranges do not appear"),
+        (lines[0], "11 distinct line(s) of the selected ranges do not appear"),
+    ):
+        response = {"context": context, "selected": [{"artifact_id": "a00"}]}
+        with pytest.raises(RuntimeFailure, match=re.escape(message)):
+            compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                             system=lambda request, r=response: r)
+    assert len(set(lines)) == 12
+
+
+def test_ranges_must_be_line_aligned_so_characters_cannot_spell_a_secret(
+    index: ContextIndex,
+) -> None:
+    # Single permitted characters re-joined could spell any text: refused.
+    a00 = _source(index, "a00")
+    ranges = [[n, n + 1] for n in (2, 3)]
+    response = {"context": a00[2:4].decode(),
+                "selected": [{"artifact_id": "a00", "ranges": ranges}]}
+    with pytest.raises(RuntimeFailure, match=re.escape(
+            "context: excerpt a00: byte range 2-4 does not start and end at line boundaries")):
         compile_external(index, query=QUERY, budget=None, policy=POLICY,
-                         system=lambda request: joined)
-    missing = {"context": "", "selected": [{"artifact_id": "a00"}]}
-    with pytest.raises(RuntimeFailure, match="1 selected byte range"):
-        compile_external(index, query=QUERY, budget=None, policy=POLICY,
-                         system=lambda request: missing)
-    twice = {"context": a00.decode() * 2, "selected": [{"artifact_id": "a00"}]}
-    with pytest.raises(RuntimeFailure, match="starts text that is neither"):
-        compile_external(index, query=QUERY, budget=None, policy=POLICY,
-                         system=lambda request: twice)
+                         system=lambda request: response)
 
 
 def test_verify_rechecks_the_external_context_byte_for_byte(

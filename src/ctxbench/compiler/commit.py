@@ -106,52 +106,76 @@ def build_commit(
 _FRAMING_SPACE = frozenset(" \t\r\n")
 
 
+def _range_lines(data: bytes, a: int, b: int) -> list[str]:
+    """The lines of ``data[a:b]`` (each with its newline; the file's last may lack one)."""
+    lines = data[a:b].split(b"\n")
+    out = [line.decode("utf-8", "replace") + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1].decode("utf-8", "replace"))
+    return out
+
+
 def external_context_problem(
     context: str, excerpts: Sequence[tuple[Excerpt, bytes]]
 ) -> str | None:
     """Why an external system's ``context`` is not made of its selected bytes, or None.
 
-    Rule ``ctxbench.external-framing.v1``: the context must be the text of every
-    selected (merged) byte range exactly once, in any order, with only framing between
-    them: ASCII whitespace, the gap marker ``[...]`` line, and the ctxbench excerpt header
-    line of a selected excerpt. A range's text is its bytes decoded as UTF-8 (invalid
-    sequences as U+FFFD, as the candidates were offered). Anything else -- restricted text
-    under a permitted selection, paraphrase, a joined fragment -- is refused. Matching is
-    deterministic and greedy (the longest unused range text first), so it may refuse an
-    odd but honest context; it never accepts a byte that is not permitted. The message
-    names offsets only, never the offending text.
+    Rule ``ctxbench.external-framing.v1``:
+
+    - every selected byte range is line-aligned: it starts at the start of the file or
+      after a newline, and ends after a newline or at the end of the file (the
+      candidates ctxbench offers always are);
+    - the context is a sequence of whole lines of the selected ranges (any order, any
+      line any number of times; a line's text is its bytes decoded as UTF-8, invalid
+      sequences as U+FFFD, as the candidates were offered; the context's last line may
+      drop its newline) and framing: ASCII whitespace, the gap marker line ``[...]`` and
+      the ctxbench excerpt header line of a selected excerpt;
+    - every line of every selected range appears in it (the selection is what was sent).
+
+    So restricted text under a permitted selection, a paraphrase or a fragment of a line
+    is refused: whole lines cannot be cut up and re-joined into text no permitted line
+    holds. The message names offsets only, never the offending text.
     """
-    remaining: dict[str, int] = {}
+    whole: set[str] = set()
+    tails: set[str] = set()  # a file's last line without a newline
     for excerpt, data in excerpts:
         for a, b in excerpt.ranges:
-            piece = data[a:b].decode("utf-8", "replace")
-            remaining[piece] = remaining.get(piece, 0) + 1
-    by_first: dict[str, list[str]] = {}
-    for piece in sorted(remaining, key=len, reverse=True):
-        if piece:
-            by_first.setdefault(piece[0], []).append(piece)
+            if (a and data[a - 1] != 0x0A) or (b < len(data) and data[b - 1] != 0x0A):
+                return (f"excerpt {excerpt.artifact_id}: byte range {a}-{b} does not start "
+                        f"and end at line boundaries")
+            for line in _range_lines(data, a, b):
+                (whole if line.endswith("\n") else tails).add(line)
     headers = tuple(excerpt_header(excerpt) for excerpt, _ in excerpts)
+    tails_longest = sorted(tails, key=len, reverse=True)
+    seen: set[str] = set()
     i, size = 0, len(context)
     while i < size:
-        ch = context[i]
-        found = next((p for p in by_first.get(ch, ()) if remaining[p] and
-                      context.startswith(p, i)), None)
-        if found is not None:
-            remaining[found] -= 1
-            i += len(found)
-        elif ch in _FRAMING_SPACE:
+        newline = context.find("\n", i)
+        line = context[i:] if newline < 0 else context[i:newline + 1]
+        if line in whole:
+            seen.add(line)
+            i += len(line)
+            continue
+        if newline < 0 and line + "\n" in whole:  # the last line, its newline dropped
+            seen.add(line + "\n")
+            break
+        tail = next((t for t in tails_longest if context.startswith(t, i)), None)
+        if tail is not None:
+            seen.add(tail)
+            i += len(tail)
+        elif context[i] in _FRAMING_SPACE:
             i += 1
         elif context.startswith(GAP_MARKER, i):
             i += len(GAP_MARKER)
         else:
             header = next((h for h in headers if context.startswith(h, i)), None)
             if header is None:
-                return (f"character {i} of the context starts text that is neither a selected "
-                        f"range's bytes (each used once) nor framing")
+                return (f"character {i} of the context starts text that is neither a whole "
+                        f"line of a selected range nor framing")
             i += len(header)
-    unused = sum(count for count in remaining.values() if count > 0)
-    if unused:
-        return f"{unused} selected byte range(s) do not appear in the context"
+    missing = len((whole | tails) - seen)
+    if missing:
+        return f"{missing} distinct line(s) of the selected ranges do not appear in the context"
     return None
 
 
