@@ -212,3 +212,32 @@ def test_failing_subprocess_and_bad_specs() -> None:
         load_external_strategy("no_such_module:fn")
     with pytest.raises(InputError, match="expected module:function or a command line"):
         load_external_strategy("   ")
+
+
+def test_a_command_line_system_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxbench.compiler.external as external
+
+    monkeypatch.setattr(external, "RESPONSE_LIMIT", 1000)
+    flood = load_external_strategy(shlex.join(
+        [sys.executable, "-c", "import sys; sys.stdout.write('x' * 5000)"]))
+    with pytest.raises(RuntimeFailure, match="expected a response of at most 1000 bytes"):
+        flood({"query": ""})
+    slow = load_external_strategy(shlex.join([sys.executable, "-c", "import time; "
+                                              "time.sleep(30)"]), timeout_s=0.5)
+    with pytest.raises(RuntimeFailure, match=r"no answer within 0\.5 s"):
+        slow({"query": ""})
+    deep = load_external_strategy(shlex.join(
+        [sys.executable, "-c", "import sys; sys.stdout.write('[' * 500 + ']' * 500)"]))
+    monkeypatch.setattr(external, "RESPONSE_LIMIT", 1 << 20)
+    nested = load_external_strategy(shlex.join(
+        [sys.executable, "-c", "import sys; sys.stdout.write('[' * 100000 + ']' * 100000)"]))
+    with pytest.raises(RuntimeFailure, match="stdout is not one JSON object"):
+        nested({"query": ""})
+    shallow = deep({"query": ""})
+    for _ in range(499):
+        assert isinstance(shallow, list) and len(shallow) == 1
+        shallow = shallow[0]
+    assert shallow == []
+    missing = load_external_strategy("/no/such/command --flag")
+    with pytest.raises(RuntimeFailure, match="external strategy /no/such/command: No such file"):
+        missing({})

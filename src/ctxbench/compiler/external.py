@@ -24,11 +24,13 @@ budget is not a policy breach: it is returned in ``violations``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import re
 import shlex
 import subprocess
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -41,39 +43,93 @@ from ctxbench.compiler.render import Excerpt, merge_ranges
 from ctxbench.compiler.strategies import CompiledContext, finish_packet
 from ctxbench.core import InputError, RuntimeFailure
 
-__all__ = ["CANDIDATE_LIMIT", "ExternalStrategy", "compile_external", "load_external_strategy"]
+__all__ = [
+    "CANDIDATE_LIMIT",
+    "RESPONSE_LIMIT",
+    "ExternalStrategy",
+    "compile_external",
+    "load_external_strategy",
+]
 
 CANDIDATE_LIMIT = 200
+#: The largest response read from a command-line system (64 MiB); more is refused.
+RESPONSE_LIMIT = 64 << 20
 _CALLABLE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 ExternalStrategy = Callable[[dict[str, Any]], Any]
 
 
 class _Subprocess:
-    """Run a command per request: JSON on stdin, JSON on stdout, non-zero exit = failure."""
+    """Run a command per request: JSON on stdin, JSON on stdout, non-zero exit = failure.
+
+    Bounded: stdout beyond :data:`RESPONSE_LIMIT` bytes or a run beyond ``timeout_s``
+    kills the command; only the last 4 KiB of stderr are kept.
+    """
 
     def __init__(self, argv: list[str], timeout_s: float) -> None:
         self.argv = argv
         self.timeout_s = timeout_s
 
     def __call__(self, request: dict[str, Any]) -> Any:
+        name = self.argv[0][:200]
         try:
-            done = subprocess.run(
-                self.argv, input=json.dumps(request).encode("utf-8"),
-                capture_output=True, timeout=self.timeout_s, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise RuntimeFailure(f"external strategy {self.argv[0]}: {exc}") from exc
-        if done.returncode != 0:
-            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-            raise RuntimeFailure(
-                f"external strategy {self.argv[0]}: exited {done.returncode}: {tail[0]}"
-            )
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as exc:
+            raise RuntimeFailure(f"external strategy {name}: {exc.strerror or exc}") from exc
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            process.kill()
+
+        timer = threading.Timer(self.timeout_s, expire)
+        stderr: list[bytes] = []
+        feeder = threading.Thread(target=_feed, args=(process, json.dumps(request)), daemon=True)
+        drain = threading.Thread(target=_drain, args=(process, stderr), daemon=True)
+        timer.start()
+        feeder.start()
+        drain.start()
         try:
-            return json.loads(done.stdout.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
+            assert process.stdout is not None
+            out = process.stdout.read(RESPONSE_LIMIT + 1)
+            if len(out) > RESPONSE_LIMIT:
+                process.kill()
+                raise RuntimeFailure(f"external strategy {name}: expected a response of at "
+                                     f"most {RESPONSE_LIMIT} bytes, got more")
+            code = process.wait()
+        finally:
+            timer.cancel()
+            process.kill()
+            process.wait()
+            drain.join(1.0)
+        if expired.is_set():
+            raise RuntimeFailure(f"external strategy {name}: no answer within "
+                                 f"{self.timeout_s:g} s")
+        if code != 0:
+            tail = b"".join(stderr).decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise RuntimeFailure(f"external strategy {name}: exited {code}: {tail[0][:300]}")
+        try:
+            return json.loads(out.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise RuntimeFailure(
-                f"external strategy {self.argv[0]}: stdout is not one JSON object: {exc}"
-            ) from exc
+                f"external strategy {name}: stdout is not one JSON object: "
+                f"{str(exc)[:200]}") from exc
+
+
+def _feed(process: subprocess.Popen[bytes], text: str) -> None:
+    assert process.stdin is not None
+    with contextlib.suppress(OSError):
+        process.stdin.write(text.encode("utf-8"))
+    with contextlib.suppress(OSError):
+        process.stdin.close()
+
+
+def _drain(process: subprocess.Popen[bytes], keep: list[bytes]) -> None:
+    assert process.stderr is not None
+    while chunk := process.stderr.read(65536):
+        keep.append(chunk)
+        while len(keep) > 1 and sum(map(len, keep)) > 4096 + 65536:
+            keep.pop(0)
 
 
 def load_external_strategy(spec: str, *, timeout_s: float = 120.0) -> ExternalStrategy:
