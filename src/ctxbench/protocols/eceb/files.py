@@ -35,8 +35,8 @@ __all__ = [
 ]
 
 #: The largest file the compiler reads whole (8 MiB). Indexing holds a file's text,
-#: chunks and token ids at once (~30 bytes of memory per source byte were measured), so
-#: this bounds a single file at ~250 MB of memory; larger files are refused, not truncated.
+#: chunks and token ids at once (a 200 MB file took 6.2 GB; one file at this cap peaks at
+#: ~310 MB, benchmarks/bench_file_bounds.py); larger files are refused, not truncated.
 MAX_TEXT_FILE_BYTES = 8 << 20
 
 _READ_CHUNK = 1 << 20
