@@ -31,6 +31,7 @@ from ctxbench.protocols.eceb.files import (
 )
 
 RULES = 'benchmark_id = "t"\n[[rule]]\nglob = "**"\nkind = "runbook"\nclassification = "public"\n'
+pytestmark = pytest.mark.timeout(180)
 ROOT_UID = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
