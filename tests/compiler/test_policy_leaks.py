@@ -241,3 +241,20 @@ def test_no_denied_byte_in_any_packet(files: list[tuple[str, str]],
             rel = rels[i % len(rels)]
             assert marks[rel] not in packet.text, (rel, spellings)
         assert json.dumps(packet.commit["policy"]["denied_artifacts"])
+
+
+def test_entries_that_are_never_read_can_be_denied(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (corpus / ".env").write_text("KEY=zqenvq\n")
+    os.symlink("src/auth/tokens.py", corpus / "link.py")
+    for name in (".env", "./.env"):
+        code, out, err = _compile(capsys, corpus, "--deny", name,
+                                  "--strategy", "full_permitted_context")
+        assert code == 0, err
+        assert "zqenvq" not in out and SECRET in out
+    # Denying a link denies the file it points at as well (fail-closed).
+    code, out, err = _compile(capsys, corpus, "--deny", "link.py",
+                              "--strategy", "full_permitted_context")
+    assert code == 0, err
+    assert SECRET not in out and "docs/guide.md" in out

@@ -203,11 +203,34 @@ def _denied(value: str, corpus: Corpus) -> tuple[str, ...]:
             raise _ambiguous(shown, named, paths, "share this file name")
         if named:
             return tuple(named)
+    skipped = _skipped_entry(forms, corpus.root, paths)
+    if skipped is not None:
+        return skipped
     choices = [*ids, *(p.rsplit("/", 1)[-1] for p in paths.values())]
     hint = _suggest(forms[0] if forms else _nfc(value).strip(), choices)
     raise InputError(
         f"policy: denied_artifacts: expected an artifact of the corpus (its id, its path, a "
         f"path inside the corpus or a unique file name), got {shown}{hint}")
+
+
+def _skipped_entry(forms: list[str], root: Path, paths: dict[str, str]
+                   ) -> tuple[str, ...] | None:
+    """For an entry that exists but is never read (hidden, a link, a special file): the
+    artifacts a link points at (denied too, fail-closed), else nothing to deny."""
+    real_root = Path(os.path.realpath(root))
+    by_path = {path: artifact_id for artifact_id, path in paths.items()}
+    for form in forms:
+        entry = root / form
+        if not os.path.lexists(entry):
+            continue
+        target = Path(os.path.realpath(entry))
+        if target.is_relative_to(real_root):
+            inside = _nfc(target.relative_to(real_root).as_posix())
+            hit = [i for p, i in by_path.items() if p == inside or p.startswith(inside + "/")]
+            if hit:
+                return tuple(hit)
+        return ()
+    return None
 
 
 def _ambiguous(shown: str, matches: list[str], paths: dict[str, str], what: str) -> InputError:
