@@ -214,6 +214,7 @@ def test_failing_subprocess_and_bad_specs() -> None:
         load_external_strategy("   ")
 
 
+@pytest.mark.timeout(60)
 def test_a_command_line_system_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     import ctxbench.compiler.external as external
 
@@ -226,6 +227,10 @@ def test_a_command_line_system_is_bounded(monkeypatch: pytest.MonkeyPatch) -> No
                                               "time.sleep(30)"]), timeout_s=0.5)
     with pytest.raises(RuntimeFailure, match=r"no answer within 0\.5 s"):
         slow({"query": ""})
+    # A child that keeps stdout open after the command is killed does not hold the read.
+    forked = load_external_strategy("sh -c 'sleep 60 & sleep 60'", timeout_s=0.5)
+    with pytest.raises(RuntimeFailure, match=r"external strategy sh: no answer within 0\.5 s"):
+        forked({"query": ""})
     deep = load_external_strategy(shlex.join(
         [sys.executable, "-c", "import sys; sys.stdout.write('[' * 500 + ']' * 500)"]))
     monkeypatch.setattr(external, "RESPONSE_LIMIT", 1 << 20)

@@ -27,8 +27,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import os
 import re
 import shlex
+import signal
 import subprocess
 import threading
 from collections.abc import Callable
@@ -72,15 +74,18 @@ class _Subprocess:
     def __call__(self, request: dict[str, Any]) -> Any:
         name = self.argv[0][:200]
         try:
+            # Its own session, so a deadline or an oversized answer ends the command's
+            # children too (one that kept stdout open would otherwise hold the read).
             process = subprocess.Popen(self.argv, stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       start_new_session=True)
         except OSError as exc:
             raise RuntimeFailure(f"external strategy {name}: {exc.strerror or exc}") from exc
         expired = threading.Event()
 
         def expire() -> None:
             expired.set()
-            process.kill()
+            _kill(process)
 
         timer = threading.Timer(self.timeout_s, expire)
         stderr: list[bytes] = []
@@ -93,13 +98,13 @@ class _Subprocess:
             assert process.stdout is not None
             out = process.stdout.read(RESPONSE_LIMIT + 1)
             if len(out) > RESPONSE_LIMIT:
-                process.kill()
+                _kill(process)
                 raise RuntimeFailure(f"external strategy {name}: expected a response of at "
                                      f"most {RESPONSE_LIMIT} bytes, got more")
             code = process.wait()
         finally:
             timer.cancel()
-            process.kill()
+            _kill(process)
             process.wait()
             drain.join(1.0)
         if expired.is_set():
@@ -114,6 +119,11 @@ class _Subprocess:
             raise RuntimeFailure(
                 f"external strategy {name}: stdout is not one JSON object: "
                 f"{str(exc)[:200]}") from exc
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _feed(process: subprocess.Popen[bytes], text: str) -> None:
