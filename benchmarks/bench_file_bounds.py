@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_file_bounds.py
 
 Each row runs one command in a fresh child process and reports its exit code, wall time
-and peak resident set size (``resource.getrusage``):
+and peak resident set size (``VmHWM`` from ``/proc/self/status``, Linux):
 
 1. ``compile`` on a directory holding one text file at the cap (8 MiB of Markdown-like
    lines), ``full_permitted_context`` (the largest packet), then ``compiled`` at 800;
@@ -21,10 +21,12 @@ from pathlib import Path
 
 from ctxbench.protocols.eceb.files import MAX_TEXT_FILE_BYTES
 
-PROBE = ("import resource, sys\nfrom ctxbench.cli.main import main\n"
+# VmHWM (Linux), not ru_maxrss, which carries the forking parent's peak across exec.
+PROBE = ("import re, sys\nfrom ctxbench.cli.main import main\n"
          "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
          "    code = e.code\n"
-         "print('PROBE', code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+         "status = open('/proc/self/status').read()\n"
+         "print('PROBE', code, re.search(r'VmHWM:\\s+(\\d+)', status).group(1), "
          "file=sys.stderr)\n")
 
 
