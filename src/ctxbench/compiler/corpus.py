@@ -24,11 +24,20 @@ from ctxbench.protocols.eceb.files import (
 )
 from ctxbench.protocols.eceb.paths import resolve_in_corpus, validate_portable_path
 
-__all__ = ["MAX_DIRECTORY_FILES", "MAX_TEXT_FILE_BYTES", "Corpus", "CorpusArtifact",
-           "kind_for_path"]
+__all__ = [
+    "MAX_DIRECTORY_BYTES",
+    "MAX_DIRECTORY_FILES",
+    "MAX_TEXT_FILE_BYTES",
+    "Corpus",
+    "CorpusArtifact",
+    "kind_for_path",
+]
 
 #: The most files a plain directory may hold (each is hashed and indexed).
 MAX_DIRECTORY_FILES = 100_000
+#: The most bytes of text a plain directory may hold in all (256 MiB): the index holds
+#: every file's text at once.
+MAX_DIRECTORY_BYTES = 256 << 20
 
 _KIND_BY_SUFFIX = {
     ".py": "code", ".js": "code", ".ts": "code", ".go": "code", ".rs": "code",
@@ -117,10 +126,12 @@ class Corpus:
         and their digests are taken now, so later reads detect changes. Entries that are
         not regular files (symbolic links, FIFOs, sockets, devices) are skipped without
         being opened; a file over :data:`MAX_TEXT_FILE_BYTES`, more than
-        :data:`MAX_DIRECTORY_FILES` files, or an unreadable directory is an error.
+        :data:`MAX_DIRECTORY_FILES` files or :data:`MAX_DIRECTORY_BYTES` bytes in all, or
+        an unreadable directory is an error.
         """
         root = _directory(corpus_dir)
         artifacts: list[CorpusArtifact] = []
+        total = 0
 
         def fail(exc: OSError) -> None:
             raise os_error(exc, str(exc.filename or root))
@@ -146,6 +157,10 @@ class Corpus:
                 if len(artifacts) >= MAX_DIRECTORY_FILES:
                     raise InputError(f"{root}: expected at most {MAX_DIRECTORY_FILES} files, "
                                      f"got more")
+                total += info.st_size
+                if total > MAX_DIRECTORY_BYTES:
+                    raise InputError(f"{root}: expected at most {MAX_DIRECTORY_BYTES} bytes of "
+                                     f"files in all, got more (at {rel})")
                 digest, _ = hash_regular_file(full, str(full))
                 artifacts.append(CorpusArtifact(
                     rel, rel, kind_for_path(rel), classification, digest))

@@ -281,3 +281,20 @@ def test_file_helpers(tmp_path: Path) -> None:
     assert str(os_error(OSError(errno.ELOOP, "Too many levels of symbolic links"), "p")) == (
         "p: cannot be read: Too many levels of symbolic links (ELOOP)")
     assert len(str(os_error(OSError(errno.EIO, "I/O error"), "x" * 5000))) < 260
+
+
+def test_directory_totals_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxbench.compiler.corpus as corpus_module
+
+    for n in range(3):
+        (tmp_path / f"f{n}.md").write_text("x" * 100)
+    monkeypatch.setattr(corpus_module, "MAX_DIRECTORY_BYTES", 250)
+    with pytest.raises(InputError, match=r"expected at most 250 bytes of files in all, got "
+                       r"more \(at f2\.md\)"):
+        Corpus.from_directory(tmp_path)
+    monkeypatch.setattr(corpus_module, "MAX_DIRECTORY_BYTES", 300)
+    monkeypatch.setattr(corpus_module, "MAX_DIRECTORY_FILES", 2)
+    with pytest.raises(InputError, match="expected at most 2 files, got more"):
+        Corpus.from_directory(tmp_path)
+    monkeypatch.setattr(corpus_module, "MAX_DIRECTORY_FILES", 3)
+    assert len(Corpus.from_directory(tmp_path).artifacts) == 3
