@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from compiler_corpus import marker, write_corpus
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from ctxbench.compiler import (
     ContextIndex,
@@ -246,3 +248,40 @@ def test_a_command_line_system_is_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     missing = load_external_strategy("/no/such/command --flag")
     with pytest.raises(RuntimeFailure, match="external strategy /no/such/command: No such file"):
         missing({})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_no_forbidden_line_is_ever_accepted(index: ContextIndex, data: st.DataObject) -> None:
+    # Contexts mixing lines of permitted a00/a01 and of restricted a03 / denied a04, in any
+    # order, with framing: accepted exactly when every line is permitted and all are sent.
+    permitted = {aid: _source(index, aid).decode().splitlines(keepends=True)
+                 for aid in ("a00", "a01")}
+    allowed_lines = {line for lines in permitted.values() for line in lines}
+    forbidden = [line for aid in ("a03", "a04")
+                 for line in _source(index, aid).decode().splitlines(keepends=True)
+                 if line not in allowed_lines]
+    chosen = data.draw(st.lists(st.sampled_from(sorted(allowed_lines)), max_size=30))
+    if data.draw(st.booleans()):
+        chosen += sorted(allowed_lines)
+    leaked = data.draw(st.lists(st.sampled_from(forbidden), max_size=2))
+    framing = data.draw(st.lists(st.sampled_from(["", "\n", "  ", "[...]\n"]),
+                                 min_size=len(chosen) + len(leaked),
+                                 max_size=len(chosen) + len(leaked)))
+    pieces = data.draw(st.permutations(chosen + leaked))
+    context = "".join(f + p for f, p in zip(framing, pieces, strict=True))
+    response = {"context": context,
+                "selected": [{"artifact_id": "a00"}, {"artifact_id": "a01"}]}
+    complete = set(chosen) >= allowed_lines
+    try:
+        packet = compile_external(index, query=QUERY, budget=None, policy=POLICY,
+                                  system=lambda request: response)
+    except RuntimeFailure as exc:
+        assert leaked or not complete, exc
+        event("refused")
+        return
+    event("accepted")
+    assert not leaked and complete
+    for line in forbidden:
+        assert line not in packet.text or any(line in ok for ok in allowed_lines)
