@@ -258,3 +258,42 @@ def test_entries_that_are_never_read_can_be_denied(
                               "--strategy", "full_permitted_context")
     assert code == 0, err
     assert SECRET not in out and "docs/guide.md" in out
+
+
+def test_compile_verify_refuses_a_commit_forged_around_restricted_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.compiler.commit import commit_id
+    from ctxbench.core import blake3_hex
+
+    seed = seed_paths()
+    honest = tmp_path / "honest.py"
+    honest.write_text(
+        "import json, sys\nrequest = json.load(sys.stdin)\nc = request['candidates'][:2]\n"
+        "json.dump({'context': ''.join(x['text'] for x in c), 'selected': [{'artifact_id': "
+        "x['artifact_id'], 'ranges': [[x['start'], x['end']]]} for x in c]}, sys.stdout)\n")
+    commit_path, text_path = tmp_path / "commit.json", tmp_path / "ext.txt"
+    code = run_guarded(cli, ["compile", "--benchmark", str(seed.benchmark), "--corpus",
+                             str(seed.corpus), "--task", "webhook-retry-policy", "--budget",
+                             "4000", "--external",
+                             f"{shlex.quote(sys.executable)} {shlex.quote(str(honest))}",
+                             "--print", "--output", str(commit_path)])
+    text = capsys.readouterr().out
+    assert code == 0
+    text_path.write_bytes(text.encode("utf-8"))
+    assert run_guarded(cli, ["compile", "verify", str(commit_path), "--corpus",
+                             str(seed.corpus), "--context", str(text_path)]) == 0
+    assert capsys.readouterr().out.startswith("verified: ")
+    secret = (seed.corpus / "policies" / "compensation-bands-2026.md").read_text("utf-8")
+    forged = json.loads(commit_path.read_text())
+    forged["rendered_blake3"] = blake3_hex((text + secret).encode("utf-8"))
+    forged["commit_id"] = commit_id(forged)
+    commit_path.write_text(json.dumps(forged))
+    text_path.write_bytes((text + secret).encode("utf-8"))
+    code = run_guarded(cli, ["compile", "verify", str(commit_path), "--corpus",
+                             str(seed.corpus), "--context", str(text_path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == (f"ctxbench: error: context commit: the context is not composed of the "
+                   f"selected bytes: character {len(text)} of the context starts text that is "
+                   f"neither a whole line of a selected range nor framing\n")
