@@ -70,7 +70,8 @@ class _Failures:
 
     def check(self, ok: bool, message: str) -> bool:
         if not ok:
-            self.items.append(message)
+            # Ids come from the file: bound each message so one line stays readable.
+            self.items.append(message if len(message) <= 200 else message[:197] + "...")
         return ok
 
 
@@ -130,7 +131,7 @@ def verify_entroly_commit(
                 "/recovery_bundle_digest: does not match the recovery bundle")
     chunks = _obj(bundle.get("chunks"), "/recovery_bundle/chunks", fails)
     for chunk_id, entry in chunks.items():
-        where = f"/recovery_bundle/chunks/{chunk_id}"
+        where = f"/recovery_bundle/chunks/{chunk_id!r}"
         entry_obj = _obj(entry, where, fails)
         text = _text(entry_obj, "text", where, fails)
         fails.check(_normalized_fingerprint(text) == entry_obj.get("content_sha"),

@@ -21,7 +21,7 @@ from typing import Any
 
 from ctxbench.core import InputError, PointerError, load_json_document, sha256_hex
 from ctxbench.importers.common import Sample
-from ctxbench.importers.usage import read_usage
+from ctxbench.importers.usage import UsageRecord, read_usage
 
 __all__ = ["REPORT_LISTS", "read_swebench_arm"]
 
@@ -66,13 +66,16 @@ def read_swebench_arm(report: str | os.PathLike[str], usage: str | os.PathLike[s
         raise PointerError(path, "/submitted_ids", f"expected every classified instance, "
                            f"got none for {unknown[0]!r} ({len(unknown)} missing)")
     records = read_usage(usage)
+    by_id: dict[str, list[UsageRecord]] = {}
+    for record in records.values():
+        by_id.setdefault(record.instance_id, []).append(record)
     samples = []
     for iid in submitted:
         where = f"{path}: instance {iid!r}"
         if iid not in outcome:
             raise InputError(f"{where}: expected a score (resolved, unresolved, empty patch "
                              "or error), got none: the harness did not evaluate it")
-        used = [r for key, r in records.items() if key[0] == iid]
+        used = by_id.get(iid, [])
         if not used:
             raise InputError(f"{usage}: instance_id: expected usage for {iid!r} (submitted in "
                              f"{path}), got none")
@@ -87,9 +90,10 @@ def read_swebench_arm(report: str | os.PathLike[str], usage: str | os.PathLike[s
             latency_ms=record.latency_ms, request_id=record.request_id, response_text=None,
             context_sha256=sha256_hex(iid.encode("utf-8")), tool_calls=record.tool_calls,
         ))
-    extra = sorted(key[0] for key in records if key[0] not in set(submitted))
+    known = set(submitted)
+    extra = sorted(iid for iid in by_id if iid not in known)
     if extra:
-        first = records[next(k for k in records if k[0] == extra[0])]
+        first = by_id[extra[0]][0]
         raise InputError(f"{first.where}: instance_id: expected an instance submitted in "
                          f"{path}, got {extra[0]!r} ({len(extra)} unmatched)")
     return tuple(samples)
