@@ -111,6 +111,12 @@ def test_library_call_writes_rows_only(logs: tuple[Path, Path], tmp_path: Path) 
                              settings=TrialSettings("raw", "trimmed"))
     assert summary.pairs == 12 and not (tmp_path / "trials.jsonl").exists()
     assert [r["instance_id"] for r in _rows(rows[0])][:2] == ["q0", "q0"]
+    # The same log as Inspect's .json format gives the same rows.
+    as_json = tmp_path / "base.json"
+    write_eval_log(read_eval_log(str(logs[0])), str(as_json))
+    again = (tmp_path / "b2.jsonl", tmp_path / "t2.jsonl")
+    import_inspect(as_json, logs[1], rows=again, scorer="match")
+    assert again[0].read_bytes() == rows[0].read_bytes()
 
 
 def _one_line_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
