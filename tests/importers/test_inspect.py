@@ -179,3 +179,28 @@ def test_wrong_format_and_missing_score(logs: tuple[Path, Path], tmp_path: Path,
                            str(tmp_path / "b"), str(tmp_path / "t"), "--scorer", "match"],
                           capsys)
     assert f"{unscored}: sample 'q0' epoch 1: scores.match: expected a score, got none" in err
+
+
+def test_errored_sample_stays_as_a_failure(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    answer = answering_model()
+
+    def flaky(messages: list[Any], *rest: Any) -> Any:
+        if "item 1?" in messages[-1].text:
+            raise RuntimeError("provider timed out")
+        return answer(messages, *rest)
+
+    model = get_model("mockllm/model", custom_outputs=flaky)
+    [log] = inspect_eval(catalogue(condition="trimmed"), model=model, epochs=2,
+                         log_dir=str(tmp_path / "logs"), display="none", fail_on_error=False)
+    assert sum(s.error is not None for s in log.samples or []) == 2
+    rows = (tmp_path / "b.jsonl", tmp_path / "t.jsonl")
+    trials = tmp_path / "trials.jsonl"
+    import_inspect(logs[0], log.location, rows=rows, trials=trials, scorer="match",
+                   evidence_scorer="evidence_recall", grounding_scorer="unsupported_claims")
+    failed = [r for r in _rows(rows[1]) if r["instance_id"] == "q1"]
+    assert [(r["resolved"], r["tokens"]) for r in failed] == [(False, 0), (False, 0)]
+    errors = [r for r in _rows(trials) if r["outcome"] == "error"]
+    assert [(r["task_id"], r["usage_source"], r["error_type"]) for r in errors] == [
+        ("q1", "provider_error", "inspect_sample_error")] * 2
+    report = analyze_files([trials], overrides={"bootstrap_samples": 200})
+    assert report["aggregate"]["operating_points"][1]["failures"] == 2
