@@ -8,6 +8,7 @@ Inspect's own reader, and the existing analyzers consume what it writes.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +205,12 @@ def test_errored_sample_stays_as_a_failure(logs: tuple[Path, Path], tmp_path: Pa
         ("q1", "provider_error", "inspect_sample_error")] * 2
     report = analyze_files([trials], overrides={"bootstrap_samples": 200})
     assert report["aggregate"]["operating_points"][1]["failures"] == 2
+
+
+def test_missing_extra_gives_the_install_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+    err = _one_line_error(["import", "inspect", "a.eval", "b.eval", "--rows",
+                           str(tmp_path / "b"), str(tmp_path / "t")], capsys)
+    assert err == "ctxbench: error: reading Inspect AI logs needs inspect-ai: pip install " \
+        "'ctxbench[inspect]'\n"
