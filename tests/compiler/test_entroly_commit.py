@@ -140,6 +140,13 @@ def test_compile_verify_cli(commit_files: list[Path], tmp_path: Path,
                    "format entroly.context-commit.v1 (Entroly's sorted-key JSON, SHA-256)\n")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"schema_version": "other.v1"}))
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text((HERE / "cli-rust.json").read_text().replace("two reviewers",
+                                                                      "one reviewer"))
+    code = run_guarded(cli, ["compile", "verify", str(tampered)])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"ctxbench: error: {tampered}: entroly context commit: /commit_id: ")
     code = run_guarded(cli, ["compile", "verify", str(bad)])
     _, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1

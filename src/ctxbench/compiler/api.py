@@ -16,7 +16,7 @@ from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext, compile_context
 from ctxbench.compiler.tokenizers import get_tokenizer
-from ctxbench.core import InputError, load_json_document, read_utf8
+from ctxbench.core import InputError, IntegrityError, load_json_document, read_utf8
 
 __all__ = [
     "COMMIT_FORMATS",
@@ -148,7 +148,10 @@ def verify_any_commit_file(
         if context_path is not None or tokenizer is not None:
             raise InputError(f"{commit_path}: --context and --tokenizer apply to ctxbench "
                              "commits, not to an Entroly commit")
-        check = verify_entroly_commit(doc, corpus_dir)
+        try:
+            check = verify_entroly_commit(doc, corpus_dir)
+        except IntegrityError as exc:
+            raise IntegrityError(f"{commit_path}: {exc}") from exc
         sources = (f", {check.sources_checked} source file(s) checked against the corpus"
                    if corpus_dir is not None else "")
         return VerifiedCommit(
