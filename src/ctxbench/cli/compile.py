@@ -108,3 +108,19 @@ def verify(commit: str, corpus: str | None, tokenizer: str | None, context: str 
     """
     checked = verify_any_commit_file(commit, corpus, tokenizer=tokenizer, context_path=context)
     click.echo(checked.line())
+
+
+@compile_group.command("verify-trials")
+@click.argument("trials", type=click.Path(dir_okay=False))
+@click.option("--commits", "commits", type=click.Path(file_okay=False),
+              help="Commit folder (default: <trials stem>_context_commits beside the file).")
+def verify_trials(trials: str, commits: str | None) -> None:
+    """Check an Entroly trial file against the context commits its runner wrote.
+
+    \b
+    Example:
+      ctxbench compile verify-trials trials.jsonl
+    """
+    from ctxbench.compiler.entroly_run import verify_entroly_trials
+
+    click.echo(verify_entroly_trials(trials, commits).line())
