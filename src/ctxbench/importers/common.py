@@ -43,8 +43,8 @@ class Sample:
 
     ``where`` locates it in its file for error messages. A ``failed`` sample scores 0 and
     keeps whatever usage the log recorded. ``resolved`` is None when the score is not
-    pass/fail (public-eval rows then refuse it); ``evidence_recall`` and
-    ``unsupported_claim_rate`` are None when the log has no scorer for them (CEF trials
+    pass/fail (public-eval rows then refuse it); ``context_sha256``, ``evidence_recall``
+    and ``unsupported_claim_rate`` are None when the log does not record them (CEF trials
     then refuse it).
     """
 
@@ -60,7 +60,7 @@ class Sample:
     latency_ms: float | None
     request_id: str | None
     response_text: str | None
-    context_sha256: str
+    context_sha256: str | None
     evidence_recall: float | None = None
     unsupported_claim_rate: float | None = None
     tool_calls: int | None = None
@@ -188,6 +188,11 @@ def _needed(value: float | None, sample: Sample, field: str, hint: str) -> float
     return value
 
 
+def _missing(sample: Sample, field: str) -> str:
+    raise InputError(f"{sample.where}: {field}: expected a value for a CEF trial (the log "
+                     "does not record it), got none")
+
+
 def trial_record(sample: Sample, arm: ArmInfo, condition: str, settings: TrialSettings, *,
                  path: str, line: int) -> dict[str, object]:
     """The ``ctxbench.trial.v1`` record of a sample, checked by the CEF record parser."""
@@ -222,7 +227,7 @@ def trial_record(sample: Sample, arm: ArmInfo, condition: str, settings: TrialSe
         "cost_source_reference": reference,
         "outcome": "error" if sample.failed else "success",
         "error_type": (sample.error_type or "sample_error") if sample.failed else None,
-        "context_sha256": sample.context_sha256,
+        "context_sha256": sample.context_sha256 or _missing(sample, "context_sha256"),
         "response_text": text,
         "response_sha256": None if text is None else sha256_hex(text.encode("utf-8")),
         "replicate": sample.run,

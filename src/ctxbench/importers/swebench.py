@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ctxbench.core import InputError, PointerError, load_json_document, sha256_hex
+from ctxbench.core import InputError, PointerError, load_json_document
 from ctxbench.importers.common import Sample
 from ctxbench.importers.usage import UsageRecord, read_usage
 
@@ -88,7 +88,7 @@ def read_swebench_arm(report: str | os.PathLike[str], usage: str | os.PathLike[s
             score=1.0 if outcome[iid] == "resolved_ids" else 0.0,
             resolved=outcome[iid] == "resolved_ids", usage=record.usage, usd=record.usd,
             latency_ms=record.latency_ms, request_id=record.request_id, response_text=None,
-            context_sha256=sha256_hex(iid.encode("utf-8")), tool_calls=record.tool_calls,
+            context_sha256=None, tool_calls=record.tool_calls,
         ))
     known = set(submitted)
     extra = sorted(iid for iid in by_id if iid not in known)
