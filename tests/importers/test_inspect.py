@@ -19,6 +19,7 @@ from inspect_ai.model import get_model
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
+from ctxbench.core import InputError
 from ctxbench.importers import TrialSettings, import_inspect
 from ctxbench.protocols.cef.api import analyze_files
 from ctxbench.protocols.public_eval.api import compare_files
@@ -214,3 +215,40 @@ def test_missing_extra_gives_the_install_hint(tmp_path: Path, monkeypatch: pytes
                            str(tmp_path / "b"), str(tmp_path / "t")], capsys)
     assert err == "ctxbench: error: reading Inspect AI logs needs inspect-ai: pip install " \
         "'ctxbench[inspect]'\n"
+
+
+def _as_provider(log_path: Path, out: Path, cost: float | None) -> Path:
+    """The same log as if a priced provider model had run it (Inspect's total_cost)."""
+    log = read_eval_log(str(log_path))
+    log.eval.model = "openai/gpt-4o-mini"
+    for sample in log.samples or []:
+        usage = sample.model_usage.pop("mockllm/model")
+        usage.total_cost = cost
+        sample.model_usage["openai/gpt-4o-mini"] = usage
+    write_eval_log(log, str(out))
+    return out
+
+
+def test_provider_costs_and_their_absence(logs: tuple[Path, Path], tmp_path: Path) -> None:
+    base = _as_provider(logs[0], tmp_path / "base.eval", 0.002)
+    treat = _as_provider(logs[1], tmp_path / "treat.eval", 0.0005)
+    trials = tmp_path / "trials.jsonl"
+    scorers = {"scorer": "match", "evidence_scorer": "evidence_recall",
+               "grounding_scorer": "unsupported_claims"}
+    import_inspect(base, treat, trials=trials, **scorers)
+    records = _rows(trials)
+    assert {(r["usage_source"], r["cost_source"], r["cost_source_reference"])
+            for r in records if r["condition"] == "raw"} == {
+        ("provider_log", "pricing_snapshot", "base.eval")}
+    assert sum(r["billed_cost_usd"] for r in records) == pytest.approx(12 * 0.0025)
+    report = analyze_files([trials], overrides={"bootstrap_samples": 200})
+    assert report["claim_class"]["class"] != "conformance_fixture"
+
+    unpriced = _as_provider(logs[1], tmp_path / "unpriced.eval", None)
+    with pytest.raises(InputError, match=r"unpriced\.eval: sample 'q0' epoch 1: "
+                       r"billed_cost_usd: expected a value for a CEF trial \(the log "
+                       r"recorded no cost: pass --cost-source and --cost-reference\)"):
+        import_inspect(base, unpriced, trials=trials, **scorers)
+    import_inspect(base, unpriced, trials=trials, settings=TrialSettings(
+        cost_source="self_hosted_no_api_fee", cost_reference="on-prem"), **scorers)
+    assert {r["cost_source"] for r in _rows(trials)} == {"self_hosted_no_api_fee"}

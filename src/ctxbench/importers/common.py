@@ -17,6 +17,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ctxbench.core import InputError, TokenUsage, atomic_write_text, sha256_hex
 from ctxbench.protocols.cef.records import parse_trial
@@ -81,6 +82,8 @@ class ArmInfo:
     model: str
     scorer: str
     usage_source: str
+    cost_source: str | None = None
+    """How the log's own costs were made, when it records them (e.g. ``pricing_snapshot``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +206,12 @@ def trial_record(sample: Sample, arm: ArmInfo, condition: str, settings: TrialSe
             0.0 if cost_source in ("self_hosted_no_api_fee", "zero_cost_fixture") else None)
     elif arm.usage_source == "deterministic_fixture":
         cost_source, reference, usd = "zero_cost_fixture", "deterministic fixture", 0.0
+    elif arm.cost_source is not None:
+        cost_source, reference, usd = arm.cost_source, Path(arm.source).name, sample.usd
     else:
-        cost_source, reference, usd = "pricing_snapshot", arm.source, sample.usd
+        cost_source, reference, usd = "", "", None
+    if usd is None and sample.failed and usage.total == 0:
+        usd = 0.0  # a failure that used no tokens was billed nothing
     billed = _needed(usd, sample, "billed_cost_usd",
                      "the log recorded no cost: pass --cost-source and --cost-reference")
     if sample.failed:
@@ -221,7 +228,7 @@ def trial_record(sample: Sample, arm: ArmInfo, condition: str, settings: TrialSe
         "model": arm.model,
         "scorer": arm.scorer,
         "provider_request_id": sample.request_id or "unavailable:" + sha256_hex(
-            f"{arm.source}\0{sample.instance_id}\0{sample.run}".encode())[:32],
+            f"{Path(arm.source).name}\0{sample.instance_id}\0{sample.run}".encode())[:32],
         "usage_source": usage_source,
         "cost_source": cost_source,
         "cost_source_reference": reference,

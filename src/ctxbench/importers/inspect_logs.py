@@ -167,10 +167,14 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None,
     model = log.eval.model
     name = _scorer(samples, scorer, shown)
     provider = model.split("/", 1)[0]
+    read = tuple(_sample(s, shown, model, name, evidence_scorer, grounding_scorer)
+                 for s in samples)
+    # Inspect computes total_cost from its model price table: a pricing snapshot.
+    priced = all(s.usd is not None for s in read if not s.failed)
     info = ArmInfo(
         source=shown, workload=log.eval.task, workload_version=str(log.eval.task_version),
         provider=provider, model=model, scorer=name,
         usage_source="deterministic_fixture" if provider == "mockllm" else "provider_log",
+        cost_source="pricing_snapshot" if priced else None,
     )
-    return InspectArm(info, tuple(_sample(s, shown, model, name, evidence_scorer,
-                                          grounding_scorer) for s in samples))
+    return InspectArm(info, read)
