@@ -43,7 +43,8 @@ def test_compile_writes_a_commit_that_verifies(
                         capsys)
     assert code == 0
     assert out == (f"verified: {commit['commit_id']} ({len(commit['excerpts'])} excerpt(s), "
-                   f"{commit['token_count']} tokens)\n")
+                   f"{commit['token_count']} tokens); format ctxbench.context-commit.v1 "
+                   "(RFC 8785 JSON, BLAKE3)\n")
 
 
 def test_verify_fails_closed_after_a_byte_changes(

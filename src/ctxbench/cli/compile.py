@@ -7,7 +7,7 @@ import click
 from ctxbench.compiler.api import (
     compile_benchmark_task,
     compile_directory,
-    verify_commit_file,
+    verify_any_commit_file,
 )
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import STRATEGIES, CompiledContext
@@ -99,21 +99,35 @@ def compile_group(
 
 @compile_group.command("verify")
 @click.argument("commit", type=click.Path(dir_okay=False))
-@click.option("--corpus", "corpus", required=True, type=click.Path(file_okay=False),
-              help="Corpus directory the packet was compiled from.")
+@click.option("--corpus", "corpus", type=click.Path(file_okay=False),
+              help="Corpus directory the packet was compiled from (optional for Entroly).")
 @click.option("--tokenizer", default=None,
               help="Tokenizer to recount with when the commit's id is not a built-in name.")
 @click.option("--context", "context", type=click.Path(dir_okay=False),
               help="Packet text, for commits of external systems.")
-def verify(commit: str, corpus: str, tokenizer: str | None, context: str | None) -> None:
-    """Re-render a context commit from the corpus and check every digest (fails closed).
+def verify(commit: str, corpus: str | None, tokenizer: str | None, context: str | None) -> None:
+    """Check every digest of a ctxbench or Entroly context commit (fails closed).
+
+    \b
+    Examples:
+      ctxbench compile verify commit.json --corpus corpus/
+      ctxbench compile verify trials_context_commits/t1.json
+    """
+    checked = verify_any_commit_file(commit, corpus, tokenizer=tokenizer, context_path=context)
+    click.echo(checked.line())
+
+
+@compile_group.command("verify-trials")
+@click.argument("trials", type=click.Path(dir_okay=False))
+@click.option("--commits", "commits", type=click.Path(file_okay=False),
+              help="Commit folder (default: <trials stem>_context_commits beside the file).")
+def verify_trials(trials: str, commits: str | None) -> None:
+    """Check an Entroly trial file against the context commits its runner wrote.
 
     \b
     Example:
-      ctxbench compile verify commit.json --corpus corpus/
+      ctxbench compile verify-trials trials.jsonl
     """
-    checked = verify_commit_file(commit, corpus, tokenizer=tokenizer, context_path=context)
-    click.echo(
-        f"verified: {checked['commit_id']} ({len(checked['excerpts'])} excerpt(s), "
-        f"{checked['token_count']} tokens)"
-    )
+    from ctxbench.compiler.entroly_run import verify_entroly_trials
+
+    click.echo(verify_entroly_trials(trials, commits).line())

@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ctxbench.compiler.commit import verify_commit
 from ctxbench.compiler.corpus import Corpus
+from ctxbench.compiler.entroly_commit import ENTROLY_COMMIT_SCHEMA, verify_entroly_commit
 from ctxbench.compiler.external import compile_external, load_external_strategy
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext, compile_context
 from ctxbench.compiler.tokenizers import get_tokenizer
-from ctxbench.core import InputError, load_json_document, read_utf8
+from ctxbench.core import InputError, IntegrityError, load_json_document, read_utf8
 
-__all__ = ["benchmark_index", "compile_benchmark_task", "compile_directory", "verify_commit_file"]
+__all__ = [
+    "COMMIT_FORMATS",
+    "VerifiedCommit",
+    "benchmark_index",
+    "compile_benchmark_task",
+    "compile_directory",
+    "verify_any_commit_file",
+    "verify_commit_file",
+]
 
 
 @cache
@@ -104,3 +114,63 @@ def verify_commit_file(
         context_text=context,
     )
     return commit
+
+
+COMMIT_FORMATS = {
+    "ctxbench.context-commit.v1": "RFC 8785 JSON, BLAKE3",
+    ENTROLY_COMMIT_SCHEMA: "Entroly's sorted-key JSON, SHA-256",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedCommit:
+    """A commit file that verified: its format, id and what was checked."""
+
+    format: str
+    commit_id: str
+    detail: str
+
+    def line(self) -> str:
+        return (f"verified: {self.commit_id} ({self.detail}); format {self.format} "
+                f"({COMMIT_FORMATS[self.format]})")
+
+
+def verify_any_commit_file(
+    commit_path: str | os.PathLike[str],
+    corpus_dir: str | os.PathLike[str] | None,
+    *,
+    tokenizer: str | None = None,
+    context_path: str | os.PathLike[str] | None = None,
+) -> VerifiedCommit:
+    """Verify a ctxbench or an Entroly context commit file, told apart by ``schema_version``.
+
+    An Entroly commit carries its own recovery text, so ``corpus_dir`` is optional for it
+    (given, each source file and selected byte range is checked too); a ctxbench commit is
+    re-rendered from ``corpus_dir``.
+    """
+    doc = load_json_document(commit_path, display=str(commit_path))
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    if version == ENTROLY_COMMIT_SCHEMA:
+        if context_path is not None or tokenizer is not None:
+            raise InputError(f"{commit_path}: --context and --tokenizer apply to ctxbench "
+                             "commits, not to an Entroly commit")
+        try:
+            check = verify_entroly_commit(doc, corpus_dir)
+        except IntegrityError as exc:
+            raise IntegrityError(f"{commit_path}: {exc}") from exc
+        sources = (f", {check.sources_checked} source file(s) checked against the corpus"
+                   if corpus_dir is not None else "")
+        return VerifiedCommit(
+            version, check.commit_id,
+            f"{check.selected_chunks} selected, {check.omitted_chunks} omitted chunk(s) "
+            f"recovered, {check.engine} engine{sources}")
+    if version != "ctxbench.context-commit.v1":
+        raise InputError(f"{commit_path}: schema_version: expected one of "
+                         f"{', '.join(sorted(COMMIT_FORMATS))}, got {version!r}"[:300])
+    if corpus_dir is None:
+        raise InputError(f"{commit_path}: a ctxbench context commit needs --corpus DIR")
+    commit = verify_commit_file(commit_path, corpus_dir, tokenizer=tokenizer,
+                                context_path=context_path)
+    return VerifiedCommit(
+        version, commit["commit_id"],
+        f"{len(commit['excerpts'])} excerpt(s), {commit['token_count']} tokens")

@@ -35,7 +35,7 @@ def test_golden_inputs_and_reports_match_their_schemas() -> None:
 @pytest.mark.parametrize("change", [
     {"context_commit_id": "ctx_"}, {"condition": "entroly"}, {"extra": 1},
     {"task_score": True}, {"context_tokens": 0}, {"usage_source": "runner_error"},
-    {"replicate": -1}, {"context_commit_id": "ctx_" + "a" * 16},
+    {"replicate": -1}, {"context_commit_id": "ctx_ x"},
 ])
 def test_entroly_schema_rejects_what_the_parser_rejects(change: dict[str, Any]) -> None:
     assert list(validator(ENTROLY).iter_errors(base_record(**change)))

@@ -10,7 +10,8 @@ Two formats are accepted, told apart by ``schema_version``:
 
 Beyond the JSON Schema, both formats are held to the measurement contract: usage_source
 must agree with outcome, a Context Commit ID is ``ctx_`` plus at least 16 lowercase hex
-digits, and baseline (raw) trials carry none.
+digits, and baseline (raw) trials carry none. Entroly-format trials keep Entroly's own id
+rule (``ctx_`` plus a non-empty suffix, e.g. its ``ctx_fixture``; a raw trial may carry one).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ctxbench.protocols.cef.rules import (
     CONDITION_SLUG,
     COST_SOURCES,
     CTXBENCH_SCHEMA,
+    ENTROLY_COMMIT_ID,
     ENTROLY_CONDITIONS,
     ENTROLY_SCHEMA,
     ERROR_USAGE_SOURCES,
@@ -206,6 +208,9 @@ def _fast_floats(obj: dict[str, Any], baseline: str) -> list[float] | None:
     commit = obj["context_commit_id"]
     if commit is None:
         if condition in COMMIT_REQUIRED:
+            return None
+    elif schema == ENTROLY_SCHEMA:
+        if type(commit) is not str or ENTROLY_COMMIT_ID.fullmatch(commit) is None:
             return None
     elif (type(commit) is not str or COMMIT_ID.fullmatch(commit) is None
           or condition in ("raw", baseline)):

@@ -23,6 +23,8 @@ __all__ = [
     "CONDITION_SLUG_TEXT",
     "COST_SOURCES",
     "CTXBENCH_SCHEMA",
+    "ENTROLY_COMMIT_ID",
+    "ENTROLY_COMMIT_TEXT",
     "ENTROLY_CONDITIONS",
     "ENTROLY_SCHEMA",
     "ERROR_USAGE_SOURCES",
@@ -65,6 +67,10 @@ CONDITION_SLUG = re.compile(r"[a-z0-9][a-z0-9_.@+-]{0,63}")
 CONDITION_SLUG_TEXT = "a condition slug matching ^[a-z0-9][a-z0-9_.@+-]{0,63}$"
 COMMIT_ID = re.compile(r"ctx_[0-9a-f]{16,}")
 COMMIT_TEXT = "ctx_ followed by at least 16 lowercase hex digits"
+# Entroly's schema takes any id matching ^ctx_ (its fixtures use ctx_fixture) and allows one
+# on a raw trial; a bare or blank suffix is still refused.
+ENTROLY_COMMIT_ID = re.compile(r"ctx_[A-Za-z0-9_.-]+")
+ENTROLY_COMMIT_TEXT = "ctx_ followed by at least one of A-Z a-z 0-9 _ . -"
 
 REQUIRED_FIELDS = (
     "schema_version", "workload", "workload_version", "task_id", "provider", "model",
@@ -175,7 +181,11 @@ def _read_required(c: _Checker, schema: str) -> None:
         c.read(name, "integer", minimum=0)
     c.read("billed_cost_usd", "number", minimum=0)
     c.read("latency_ms", "number", minimum=0)
-    c.read("context_commit_id", "matching", COMMIT_ID, COMMIT_TEXT, nullable=True)
+    if schema == ENTROLY_SCHEMA:
+        c.read("context_commit_id", "matching", ENTROLY_COMMIT_ID, ENTROLY_COMMIT_TEXT,
+               nullable=True)
+    else:
+        c.read("context_commit_id", "matching", COMMIT_ID, COMMIT_TEXT, nullable=True)
 
 
 def _read_optional(c: _Checker) -> None:
@@ -235,9 +245,12 @@ def _check_conditional(c: _Checker, baseline: str) -> None:
     if c.ok("condition", "context_commit_id"):
         condition, commit = v["condition"], v["context_commit_id"]
         if condition in COMMIT_REQUIRED and commit is None:
+            rule = (ENTROLY_COMMIT_TEXT if v.get("schema_version") == ENTROLY_SCHEMA
+                    else COMMIT_TEXT)
             c.fail("context_commit_id",
-                   f"a Context Commit ID ({COMMIT_TEXT}) for a {condition} trial", None)
-        if condition in {"raw", baseline} and commit is not None:
+                   f"a Context Commit ID ({rule}) for a {condition} trial", None)
+        if (condition in {"raw", baseline} and commit is not None
+                and v.get("schema_version") != ENTROLY_SCHEMA):
             c.fail("context_commit_id",
                    f"null for the baseline condition {condition} (baseline trials carry no "
                    "Context Commit ID)", commit)

@@ -120,8 +120,10 @@ class TableBuilder:
         self._c_cost.append(obj["billed_cost_usd"])
         self._c_latency.append(obj["latency_ms"])
         self._c_failed.append(obj["outcome"] == "error")
-        self._c_commit.append(obj["context_commit_id"] is not None)
         schema = obj["schema_version"]
+        # Entroly's schema allows a commit id on a raw trial; only ctxbench's forbids it.
+        self._c_commit.append(obj["context_commit_id"] is not None
+                              and schema != "entroly.context-efficiency-trial.v1")
         self._formats[schema] = self._formats.get(schema, 0) + 1
         ref = (cost_source, obj["cost_source_reference"])
         self._refs[ref] = self._refs.get(ref, 0) + 1

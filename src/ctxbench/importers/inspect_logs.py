@@ -1,0 +1,180 @@
+"""Inspect AI eval logs (``.eval`` / ``.json``) -> samples, read with Inspect's own reader.
+
+Token accounting follows Inspect's ``ModelUsage`` (``inspect_ai/model/_model_output.py``):
+``input_tokens`` EXCLUDES cache reads and writes (the prompt is ``input_tokens +
+input_tokens_cache_read + input_tokens_cache_write``), and ``output_tokens`` INCLUDES
+``reasoning_tokens`` (every provider adapter folds reasoning into output). So:
+
+* uncached input = ``input_tokens``; cached input = ``input_tokens_cache_read``;
+  cache writes = ``input_tokens_cache_write`` (absent: none reported);
+* output = ``output_tokens - reasoning_tokens``; reasoning = ``reasoning_tokens``.
+
+Only the usage of the model under evaluation (``eval.model``) is counted: a grader model's
+tokens are not the context the evaluated system sent. A sample's run is ``epoch - 1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ctxbench.core import InputError, TokenUsage, sha256_hex
+from ctxbench.importers.common import ArmInfo, Sample
+
+__all__ = ["InspectArm", "read_inspect_log", "score_value"]
+
+INSTALL_HINT = "reading Inspect AI logs needs inspect-ai: pip install 'ctxbench[inspect]'"
+_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+"""Inspect's CORRECT, INCORRECT, PARTIAL and NOANSWER score values."""
+
+
+@dataclass(frozen=True, slots=True)
+class InspectArm:
+    """One Inspect log: the run it describes and its samples."""
+
+    info: ArmInfo
+    samples: tuple[Sample, ...]
+
+
+def _read_eval_log(path: str) -> Any:
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError as exc:
+        raise InputError(INSTALL_HINT) from exc
+    try:
+        return read_eval_log(path)
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: expected an Inspect AI log, got no such file") from exc
+    except Exception as exc:  # Inspect raises many types for a file it cannot read.
+        detail = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise InputError(f"{path}: expected an Inspect AI log (.eval or .json), got a file "
+                         f"Inspect cannot read ({type(exc).__name__}: {detail})") from exc
+
+
+def score_value(value: Any, where: str, scorer: str) -> float:
+    """A score as a number in [0, 1]: Inspect's C/I/P/N letters, booleans, or numbers."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, str) and value in _LETTERS:
+        return _LETTERS[value]
+    if isinstance(value, int | float) and 0 <= value <= 1:
+        return float(value)
+    raise InputError(f"{where}: scores.{scorer}: expected C, I, P, N, a boolean or a number "
+                     f"in [0, 1], got {json.dumps(value, default=str)[:80]}")
+
+
+def _scorer(samples: list[Any], wanted: str | None, path: str) -> str:
+    names: list[str] = sorted({str(name) for s in samples for name in (s.scores or {})})
+    if wanted is not None:
+        return wanted
+    if len(names) != 1:
+        raise InputError(f"{path}: scores: expected one scorer (or --scorer NAME), got "
+                         f"{', '.join(names) or 'none'}")
+    return names[0]
+
+
+def _usage(sample: Any, model: str, where: str, failed: bool) -> TokenUsage:
+    usage = (sample.model_usage or {}).get(model)
+    if usage is None:
+        if failed:
+            return TokenUsage()
+        raise InputError(f"{where}: model_usage: expected the token usage of {model}, got "
+                         f"{', '.join(sorted(sample.model_usage or {})) or 'none'}")
+    reasoning = usage.reasoning_tokens or 0
+    if usage.output_tokens < reasoning:
+        raise InputError(f"{where}: model_usage.{model}.output_tokens: expected at least "
+                         f"reasoning_tokens ({reasoning}), got {usage.output_tokens}")
+    return TokenUsage(usage.input_tokens, usage.input_tokens_cache_read or 0,
+                      usage.input_tokens_cache_write or 0, usage.output_tokens - reasoning,
+                      reasoning)
+
+
+def _request_id(sample: Any) -> str | None:
+    for event in reversed(sample.events or []):
+        call = getattr(event, "call", None)
+        if getattr(event, "event", None) == "model" and call is not None:
+            response = call.response if isinstance(call.response, dict) else {}
+            ident = response.get("id")
+            return ident if isinstance(ident, str) and ident.strip() else None
+    return None
+
+
+def _context_digest(messages: list[Any]) -> str:
+    """SHA-256 of the conversation before the final completion, as [role, text] pairs."""
+    end = len(messages)
+    if end and messages[-1].role == "assistant":
+        end -= 1
+    shown = [[m.role, m.text] for m in messages[:end]]
+    return sha256_hex(json.dumps(shown, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _optional_score(sample: Any, scorer: str | None, where: str) -> float | None:
+    if scorer is None:
+        return None
+    score = (sample.scores or {}).get(scorer)
+    if score is None:
+        raise InputError(f"{where}: scores.{scorer}: expected a score, got none")
+    return score_value(score.value, where, scorer)
+
+
+def _sample(sample: Any, path: str, model: str, scorer: str, evidence: str | None,
+            grounding: str | None) -> Sample:
+    where = f"{path}: sample {sample.id!r} epoch {sample.epoch}"
+    failed = sample.error is not None
+    usage = _usage(sample, model, where, failed)
+    score, resolved = 0.0, False
+    if not failed:
+        raw = (sample.scores or {}).get(scorer)
+        if raw is None:
+            raise InputError(f"{where}: scores.{scorer}: expected a score, got none")
+        score = score_value(raw.value, where, scorer)
+    passed: bool | None = resolved if failed else {1.0: True, 0.0: False}.get(score)
+    costs = [u.total_cost for u in (sample.model_usage or {}).values()]
+    usd = sum(c for c in costs if c is not None) if costs and None not in costs else None
+    tool_calls = sum(len(getattr(m, "tool_calls", None) or []) for m in sample.messages
+                     if m.role == "assistant")
+    return Sample(
+        instance_id=str(sample.id), run=sample.epoch - 1, where=where, failed=failed,
+        error_type="inspect_sample_error" if failed else None, score=score, resolved=passed,
+        usage=usage, usd=usd,
+        latency_ms=None if sample.total_time is None else sample.total_time * 1000.0,
+        request_id=_request_id(sample),
+        response_text=None if failed else sample.output.completion,
+        context_sha256=_context_digest(sample.messages),
+        evidence_recall=None if failed else _optional_score(sample, evidence, where),
+        unsupported_claim_rate=None if failed else _optional_score(sample, grounding, where),
+        tool_calls=tool_calls,
+    )
+
+
+def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None,
+                     evidence_scorer: str | None = None, grounding_scorer: str | None = None
+                     ) -> InspectArm:
+    """Read one Inspect log into samples; every missing requirement is a located error.
+
+    ``scorer`` names the task score (default: the log's only scorer); ``evidence_scorer``
+    and ``grounding_scorer`` name the scorers of evidence recall and of the unsupported-
+    claim rate, which CEF trials need.
+    """
+    shown = str(path)
+    log = _read_eval_log(shown)
+    samples = list(log.samples or [])
+    if not samples:
+        raise InputError(f"{shown}: samples: expected scored samples, got none (log status "
+                         f"{log.status})")
+    model = log.eval.model
+    name = _scorer(samples, scorer, shown)
+    provider = model.split("/", 1)[0]
+    read = tuple(_sample(s, shown, model, name, evidence_scorer, grounding_scorer)
+                 for s in samples)
+    # Inspect computes total_cost from its model price table: a pricing snapshot.
+    priced = all(s.usd is not None for s in read if not s.failed)
+    info = ArmInfo(
+        source=shown, workload=log.eval.task, workload_version=str(log.eval.task_version),
+        provider=provider, model=model, scorer=name,
+        usage_source="deterministic_fixture" if provider == "mockllm" else "provider_log",
+        cost_source="pricing_snapshot" if priced else None,
+    )
+    return InspectArm(info, read)

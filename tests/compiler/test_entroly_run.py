@@ -1,0 +1,91 @@
+"""An Entroly trial file and its commit folder, made the way Entroly's runner makes them.
+
+``benchmarks/context_efficiency_openai.py`` (``run_trials``, ``_selected_context``,
+``_success_trial``) creates each controlled trial's commit with the real
+``create_context_commit``, writes it to ``<stem>_context_commits/<task_id>.json`` and
+records the commit id and the SHA-256 of the replayed context in the trial.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from entroly.context_commit import create_context_commit, replay_context
+
+from ctxbench.cli.errors import run_guarded
+from ctxbench.cli.main import cli
+from ctxbench.compiler.entroly_run import verify_entroly_trials
+from ctxbench.core import IntegrityError
+from ctxbench.protocols.cef.synthetic import base_record
+
+QUESTION = "Which rule enforces token rotation?"
+
+
+def _context(task: int) -> str:
+    return "".join(f"Rule {task}.{n}: token rotation is enforced by service {n}; keys expire "
+                   f"after {n + 2} hours.\n\nUnrelated paragraph {n} about deployment.\n\n"
+                   for n in range(12))
+
+
+def _run(folder: Path) -> Path:
+    trials = folder / "trials.jsonl"
+    commits = folder / "trials_context_commits"
+    commits.mkdir()
+    records: list[dict[str, Any]] = []
+    for task in range(3):
+        task_id = f"t{task:03d}"
+        context = _context(task)
+        commit = create_context_commit([(f"{task_id}.txt", context)], query=QUESTION,
+                                       token_budget=120, chunk_tokens=120, overlap_tokens=15)
+        (commits / f"{task_id}.json").write_text(
+            json.dumps(commit, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        selected = "\n\n".join(str(c.get("text", "")) for c in replay_context(commit)
+                               if str(c.get("text", "")).strip())
+        for condition, text, commit_id in (("raw", context, None),
+                                           ("entroly", selected, commit["commit_id"])):
+            records.append(base_record(
+                task_id=task_id, condition=condition, context_commit_id=commit_id,
+                context_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest()))
+    trials.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    return trials
+
+
+def test_runner_output_verifies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trials = _run(tmp_path)
+    check = verify_entroly_trials(trials)
+    assert (check.trials, check.commits) == (6, 3)
+    assert run_guarded(cli, ["compile", "verify-trials", str(trials)]) == 0
+    assert capsys.readouterr().out == (
+        f"verified: 3 Entroly context commit(s) in {tmp_path / 'trials_context_commits'} "
+        "match their trials (6 trial(s) read)\n")
+
+
+def test_each_mismatch_is_named(tmp_path: Path) -> None:
+    trials = _run(tmp_path)
+    lines = trials.read_text().splitlines()
+    record = json.loads(lines[3])
+    record["context_sha256"] = "0" * 64
+    lines[3] = json.dumps(record)
+    trials.write_text("\n".join(lines) + "\n")
+    with pytest.raises(IntegrityError, match=rf"^{trials}:4: context_sha256: expected "):
+        verify_entroly_trials(trials)
+    record["context_sha256"], record["context_commit_id"] = "a" * 64, "ctx_fixture"
+    lines[3] = json.dumps(record)
+    trials.write_text("\n".join(lines) + "\n")
+    with pytest.raises(IntegrityError, match=rf"^{trials}:4: context_commit_id: expected "
+                       r"ctx_[0-9a-f]{24} \(the id of .*t001.json\), got ctx_fixture$"):
+        verify_entroly_trials(trials)
+    (tmp_path / "trials_context_commits" / "t001.json").unlink()
+    with pytest.raises(IntegrityError, match=r"expected the commit file .*t001\.json, got none"):
+        verify_entroly_trials(trials)
+    commit = tmp_path / "trials_context_commits" / "t002.json"
+    commit.write_text(commit.read_text().replace("Rule 2.", "Rule 9."))
+    lines.pop(3)
+    lines.pop(2)
+    trials.write_text("\n".join(lines) + "\n")
+    with pytest.raises(IntegrityError, match=rf"^{commit}: entroly context commit: /commit_id"):
+        verify_entroly_trials(trials)
