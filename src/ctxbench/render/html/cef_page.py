@@ -165,7 +165,7 @@ def _block_tables(block: Block, level: str) -> str:
 def _block(ids: Ids, block: Block, baseline: str, level: str) -> Section:
     body = (_frontier(ids, block, baseline, level) + "<h3>H1-H4 forest plots</h3>"
             + _forests(ids, block, level) + _block_tables(block, level))
-    return Section(block.anchor, block.title, body)
+    return Section(block.anchor, block.title, body, block.nav)
 
 
 def cef_summary(view: CefView) -> str:
@@ -193,7 +193,7 @@ def cef_sections(view: CefView, ids: Ids, prefix: str = "") -> list[Section]:
     out = [Section(f"{prefix}headline", "Headline and claims", cef_summary(view))]
     for block in (*view.strata, view.aggregate):
         sec = _block(ids, block, view.baseline, level)
-        out.append(Section(prefix + sec.anchor, sec.title, sec.body))
+        out.append(Section(prefix + sec.anchor, sec.title, sec.body, sec.nav))
     fail_rows = [("Failed trials (kept, with the preregistered failure scores)",
                   f"{view.trials_failed}; by condition: "
                   + esc(", ".join(f"{k} {v}" for k, v in view.failed_by_condition))),

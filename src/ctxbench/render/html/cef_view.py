@@ -71,6 +71,7 @@ class Block:
 
     anchor: str
     title: str
+    nav: str
     points: tuple[OperatingPoint, ...]
     frontier: tuple[str, ...]
     comparisons: tuple[Comparison, ...]
@@ -150,8 +151,8 @@ def _point(node: Node) -> OperatingPoint:
         on_frontier=node.b("on_pareto_frontier"))
 
 
-def _block(node: Node, anchor: str, title: str) -> Block:
-    return Block(anchor=anchor, title=title,
+def _block(node: Node, anchor: str, title: str, nav: str) -> Block:
+    return Block(anchor=anchor, title=title, nav=nav,
                  points=tuple(_point(p) for p in node.at("operating_points").items()),
                  frontier=node.at("pareto_frontier").texts(),
                  comparisons=tuple(_comparison(c) for c in node.at("comparisons").items()))
@@ -166,11 +167,12 @@ def read_cef(doc: Node) -> CefView:
     m = doc.at("methodology")
     inputs = doc.at("inputs")
     strata = tuple(
-        _block(s, f"stratum-{i + 1}", f"Stratum: {s.s('label')} ({s.i('tasks')} tasks)")
+        _block(s, f"stratum-{i + 1}", f"Stratum: {s.s('label')} ({s.i('tasks')} tasks)",
+               f"Stratum {i + 1}")
         for i, s in enumerate(doc.at("strata").items()))
     agg = doc.at("aggregate")
     aggregate = _block(agg, "aggregate", f"Aggregate over {agg.i('strata')} stratum/strata "
-                                         f"({agg.s('resampling')})")
+                                         f"({agg.s('resampling')})", "Aggregate")
     failures = doc.at("failures")
     claims = tuple(Claim(c.s("condition"), c.b("claimed"), c.b("holds"),
                          c.at("failed_strata").texts())

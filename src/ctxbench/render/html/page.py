@@ -41,7 +41,7 @@ margin:.8em 0;font-size:1.05rem}
 .tablewrap{overflow-x:auto;margin:.5em 0 1em}
 table{border-collapse:collapse;font-size:.9rem}
 th,td{border:1px solid var(--rule);padding:.25em .55em;text-align:left;vertical-align:top}
-th{background:var(--panel)}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:var(--panel)}th[scope=row]{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}
 caption{text-align:left;color:var(--muted);caption-side:top;padding:.2em 0}
 .plots{display:flex;flex-wrap:wrap;gap:14px 24px;margin:.6em 0}
 figure{margin:0;max-width:100%}figcaption{color:var(--muted);font-size:.85rem;max-width:600px}
@@ -81,6 +81,7 @@ class Section:
     anchor: str
     title: str
     body: str
+    nav: str = ""
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, caption: str = "",
@@ -110,7 +111,8 @@ def figure(svg: str, caption: str) -> str:
 def document(*, title: str, subtitle: str, badges: Sequence[str], notes: Sequence[str],
              sections: Sequence[Section], footer: str) -> str:
     """The whole page: header with navigation, the sections, a footer naming the source."""
-    nav = "".join(f'<li><a href="#{s.anchor}">{esc(s.title)}</a></li>' for s in sections)
+    nav = "".join(f'<li><a href="#{s.anchor}">{esc(s.nav or s.title)}</a></li>'
+                  for s in sections)
     badge = "".join(f'<span class="badge">{esc(b)}</span>' for b in badges)
     note = "".join(f'<p class="note" role="note">{esc(n)}</p>' for n in notes)
     body = "".join(f'<section id="{s.anchor}" aria-labelledby="{s.anchor}-h">'

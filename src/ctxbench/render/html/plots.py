@@ -123,7 +123,7 @@ def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
         if len(chosen) > 1:
             path = " ".join(f"{num(frame.x(p.x))},{num(frame.y(p.y))}" for p in chosen)
             parts.append(f'<polyline class="frontier" points="{path}"/>')
-    for k, p in enumerate(points):
+    for p in points:
         px, py = frame.x(p.x), frame.y(p.y)
         cls = "hl" if p.highlight else "neutral"
         if p.x_low is not None and p.x_high is not None:
@@ -139,11 +139,61 @@ def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
                          f'{num(py)}L{num(px)} {num(py + 6)}L{num(px - 6)} {num(py)}Z"/>')
         else:
             parts.append(_marker(px, py, None))
-        dy = -8 if k % 2 == 0 else 15
-        parts.append(f'<text class="ptlabel" x="{num(px + 6)}" y="{num(py + dy)}">'
-                     f'{esc(_clip(p.label, 28))}</text>')
+    keyed = _labels(parts, [(frame.x(p.x), frame.y(p.y), p.label) for p in points],
+                    (left, top, right, bottom))
+    if keyed:
+        # Points whose names would collide are numbered, and the numbers keyed below.
+        lines, line = [], ""
+        for n, label in keyed:
+            item = f"{n} = {label}"
+            if line and len(line) + len(item) > 88:
+                lines.append(line)
+                line = ""
+            line = f"{line}; {item}" if line else item
+        lines.append(line)
+        for k, text in enumerate(lines):
+            parts.append(f'<text class="note" x="{num(left)}" y="{num(height + 4 + 14 * k)}">'
+                         f"{esc(text)}</text>")
+        extra = 14 * len(lines) + 8
+        head = head.replace(f'viewBox="0 0 {width} {height}"',
+                            f'viewBox="0 0 {width} {height + extra}"', 1).replace(
+            f'height="{height}"', f'height="{height + extra}"', 1)
+        parts[0] = head
     parts.append(tail)
     return "".join(parts)
+
+
+def _labels(parts: list[str], points: Sequence[tuple[float, float, str]],
+            box: tuple[float, float, float, float]) -> list[tuple[int, str]]:
+    """Place each name beside its point where it overlaps no placed name; else a number."""
+    placed: list[tuple[float, float, float, float]] = []
+    keyed: list[tuple[int, str]] = []
+    char_w, text_h = 6.3, 11.0
+
+    def free(x0: float, y0: float, w: float) -> bool:
+        if x0 < box[0] or x0 + w > box[2] + 15 or y0 - text_h < box[1] - 12 or y0 > box[3]:
+            return False
+        return all(x0 + w + 4 < a or x0 > c + 4 or y0 + 2 < b or y0 - text_h > d + 2
+                   for a, b, c, d in placed)
+
+    order = sorted(range(len(points)), key=lambda k: (points[k][0], points[k][1]))
+    for k in order:
+        px, py, name = points[k]
+        for text in (_clip(name, 28), str(k + 1)):
+            w = char_w * len(text)
+            spots = [(px + 7, py - 6), (px + 7, py + 14), (px - 7 - w, py - 6),
+                     (px - 7 - w, py + 14), (px - w / 2, py - 10), (px - w / 2, py + 19)]
+            spot = next(((x, y) for x, y in spots if free(x, y, w)), None)
+            if spot is not None:
+                placed.append((spot[0], spot[1] - text_h, spot[0] + w, spot[1]))
+                parts.append(f'<text class="ptlabel" x="{num(spot[0])}" y="{num(spot[1])}">'
+                             f"{esc(text)}</text>")
+                if text != name and text == str(k + 1):
+                    keyed.append((k + 1, name))
+                break
+        else:
+            keyed.append((k + 1, name))
+    return sorted(keyed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from ctxbench.render.html.svg import Ids, esc
 __all__ = ["render_html", "write_html"]
 
 View = CefView | PublicEvalView | EcebView
+_SHORT = {"cef": "CEF", "public_eval": "public-eval", "eceb": "ECEB"}
 
 
 def _read(kind: str, doc: Node) -> View:
@@ -91,7 +92,8 @@ def _source_sections(source: Source, views: list[tuple[str, View]], ids: Ids, ou
         inner = f"{prefix}{kind}-" if many else prefix
         secs = _sections(view, ids, inner)
         if many:
-            secs = [Section(s.anchor, f"{KINDS[kind]}: {s.title}", s.body) for s in secs]
+            secs = [Section(s.anchor, f"{KINDS[kind]}: {s.title}", s.body,
+                            f"{_SHORT[kind]}: {s.nav or s.title}") for s in secs]
         out_sections += secs
     return out_sections
 
@@ -143,7 +145,7 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
     sources = [load_source(p) for p in paths]
     loaded = [(s, [(kind, _read(kind, doc)) for kind, doc in s.reports]) for s in sources]
     ids = Ids()
-    notes = [n for _, views in loaded for _, v in views for n in v.notes]
+    notes = list(dict.fromkeys(n for _, views in loaded for _, v in views for n in v.notes))
     inputs = ", ".join(p.as_posix() for p in paths)
     footer = (f"Rendered by ctxbench from {esc(inputs)}. Every number on this page is read "
               "from the report JSON; the page loads nothing from the network.")

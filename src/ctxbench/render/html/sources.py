@@ -2,7 +2,7 @@
 
 A report file is recognised by its schema name. A run directory is one that holds a
 ``manifest.json`` or any of the report files a run writes; its page also shows the
-manifest and links every file in it.
+manifest and links every file in it (rendered ``.html`` pages aside).
 """
 
 from __future__ import annotations
@@ -66,5 +66,5 @@ def load_source(path: Path) -> Source:
     manifest = (Node(str(manifest_path), "", load_json_document(manifest_path))
                 if manifest_path.is_file() else None)
     files = tuple(sorted((entry.name, entry.stat().st_size) for entry in os.scandir(path)
-                         if entry.is_file()))
+                         if entry.is_file() and not entry.name.endswith(".html")))
     return Source(path, tuple(_report(p) for p in found), manifest, files, True)
