@@ -21,7 +21,7 @@ color-scheme:light dark}
 @media (prefers-color-scheme:dark){:root{--bg:#151515;--fg:#e8e8e8;--muted:#a8a8a8;
 --rule:#444;--grid:#2c2c2c;--panel:#1f1f1f;--pass:#56B4E9;--fail:#E8743B;--hl:#F0E442;
 --alt:#3FBF9B;--other:#E09BC4;--neutral:#9a9a9a}}
-*{box-sizing:border-box}
+*{box-sizing:border-box}h1,h2,h3,h4,p,li,figcaption,summary{overflow-wrap:anywhere}
 body{margin:0;background:var(--bg);color:var(--fg);
 font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif}
 header,main,footer{max-width:1240px;margin:0 auto;padding:0 20px}
