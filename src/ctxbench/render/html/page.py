@@ -44,7 +44,8 @@ th,td{border:1px solid var(--rule);padding:.25em .55em;text-align:left;vertical-
 th{background:var(--panel)}th[scope=row]{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}
 caption{text-align:left;color:var(--muted);caption-side:top;padding:.2em 0}
 .plots{display:flex;flex-wrap:wrap;gap:14px 24px;margin:.6em 0}
-figure{margin:0;max-width:100%}figcaption{color:var(--muted);font-size:.85rem;max-width:600px}
+figure{margin:0;max-width:100%;display:table}
+figcaption{display:table-caption;caption-side:bottom;color:var(--muted);font-size:.85rem}
 svg.plot{max-width:100%;height:auto;display:block;font:11px system-ui,"DejaVu Sans",sans-serif}
 svg .axis{stroke:var(--fg);stroke-width:1}svg .grid{stroke:var(--grid);stroke-width:1}
 svg .zero{stroke:var(--neutral);stroke-width:1}

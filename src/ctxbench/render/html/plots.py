@@ -146,7 +146,7 @@ def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
         lines, line = [], ""
         for n, label in keyed:
             item = f"{n} = {label}"
-            if line and len(line) + len(item) > 88:
+            if line and len(line) + len(item) > 78:
                 lines.append(line)
                 line = ""
             line = f"{line}; {item}" if line else item
@@ -173,7 +173,7 @@ def _labels(parts: list[str], points: Sequence[tuple[float, float, str]],
     def free(x0: float, y0: float, w: float) -> bool:
         if x0 < box[0] or x0 + w > box[2] + 15 or y0 - text_h < box[1] - 12 or y0 > box[3]:
             return False
-        return all(x0 + w + 4 < a or x0 > c + 4 or y0 + 2 < b or y0 - text_h > d + 2
+        return all(x0 + w + 10 < a or x0 > c + 10 or y0 + 2 < b or y0 - text_h > d + 2
                    for a, b, c, d in placed)
 
     order = sorted(range(len(points)), key=lambda k: (points[k][0], points[k][1]))
