@@ -49,13 +49,20 @@ def _forests(ids: Ids, block: Block, level: str) -> str:
     if not block.comparisons:
         return "<p>No condition was compared with the baseline in this block.</p>"
     figs = []
-    for k, first in enumerate(block.comparisons[0].hypotheses):
+    # One plot per hypothesis id, in the order the report lists them; each condition's own
+    # margin is marked on its row when it differs from the plot's.
+    firsts = {h.id: h for c in reversed(block.comparisons) for h in reversed(c.hypotheses)}
+    order = list(dict.fromkeys(h.id for c in block.comparisons for h in c.hypotheses))
+    for first in (firsts[i] for i in order):
         rows, lines = [], []
         shown, tick = _fmt_for(first.statistic)
         for comp in block.comparisons:
-            hyp = comp.hypotheses[k]
+            hyp = next((h for h in comp.hypotheses if h.id == first.id), None)
+            if hyp is None:
+                continue
             iv = comp.interval(hyp.statistic)
-            rows.append(ForestRow(comp.condition, iv.estimate, iv.low, iv.high, hyp.passed))
+            rows.append(ForestRow(comp.condition, iv.estimate, iv.low, iv.high, hyp.passed,
+                                  threshold=hyp.threshold))
             lines.append(f"{comp.condition}: {shown(iv.estimate)} "
                          f"[{shown(iv.low)}, {shown(iv.high)}]; "
                          f"{hyp.bound} bound {shown(hyp.bound_value)} "

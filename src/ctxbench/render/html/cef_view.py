@@ -137,7 +137,8 @@ def _comparison(node: Node) -> Comparison:
         evaluable_units=node.i("evaluable_units"), claim=node.s("claim"),
         win=node.b("quality_preserving_context_win"), reasons=node.at("reasons").texts(),
         hypotheses=hyps,
-        intervals=tuple((name, _interval(node.at(name))) for name in _INTERVALS),
+        intervals=tuple((name, _interval(node.at(name))) for name in
+                        dict.fromkeys([*_INTERVALS, *(h.statistic for h in hyps)])),
         failed_pairs=node.at("failed_pairs").i("either_side"))
 
 

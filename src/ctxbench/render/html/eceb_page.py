@@ -79,7 +79,7 @@ def _grid(ids: Ids, view: EcebView, strategy: str) -> str:
                                  f'L{num(gx + sq - 1)} {num(gy + 1)}"/>')
     head, tail = svg_open(ids, width, height,
                           f"ECEB gates of {strategy} for every task and budget", "; ".join(desc))
-    return head + "".join(parts) + tail
+    return head + "\n" + "\n".join(parts) + "\n" + tail
 
 
 def _grid_table(view: EcebView, strategy: str) -> str:

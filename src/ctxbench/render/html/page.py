@@ -92,7 +92,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, caption: str 
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in header)
     body = "".join(
         "<tr>" + "".join(f'<td class="n">{c}</td>' if k in numeric else f"<td>{c}</td>"
-                         for k, c in enumerate(row)) + "</tr>"
+                         for k, c in enumerate(row)) + "</tr>\n"
         for row in rows)
     return (f'<div class="tablewrap"><table>{cap}<thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
@@ -101,12 +101,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, caption: str 
 def kv_table(rows: Sequence[tuple[str, str]], *, caption: str = "") -> str:
     """Two columns, name and already-escaped value."""
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    body = "".join(f'<tr><th scope="row">{esc(k)}</th><td>{v}</td></tr>' for k, v in rows)
+    body = "".join(f'<tr><th scope="row">{esc(k)}</th><td>{v}</td></tr>\n' for k, v in rows)
     return f'<div class="tablewrap"><table>{cap}<tbody>{body}</tbody></table></div>'
 
 
 def figure(svg: str, caption: str) -> str:
-    return f"<figure>{svg}<figcaption>{esc(caption)}</figcaption></figure>"
+    return f"<figure>{svg}\n<figcaption>{esc(caption)}</figcaption></figure>\n"
 
 
 def document(*, title: str, subtitle: str, badges: Sequence[str], notes: Sequence[str],
@@ -116,8 +116,8 @@ def document(*, title: str, subtitle: str, badges: Sequence[str], notes: Sequenc
                   for s in sections)
     badge = "".join(f'<span class="badge">{esc(b)}</span>' for b in badges)
     note = "".join(f'<p class="note" role="note">{esc(n)}</p>' for n in notes)
-    body = "".join(f'<section id="{s.anchor}" aria-labelledby="{s.anchor}-h">'
-                   f'<h2 id="{s.anchor}-h">{esc(s.title)}</h2>{s.body}</section>'
+    body = "".join(f'<section id="{s.anchor}" aria-labelledby="{s.anchor}-h">\n'
+                   f'<h2 id="{s.anchor}-h">{esc(s.title)}</h2>\n{s.body}</section>\n'
                    for s in sections)
     return (
         "<!DOCTYPE html>\n"

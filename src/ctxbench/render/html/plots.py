@@ -24,6 +24,7 @@ class ForestRow:
     high: float | None
     passed: bool | None
     missing: str = "undefined"
+    threshold: float | None = None
 
 
 def _marker(x: float, y: float, passed: bool | None, r: float = 4.5) -> str:
@@ -45,6 +46,7 @@ def forest(ids: Ids, *, title: str, desc: str, rows: Sequence[ForestRow],
     left, right = 150.0, 455.0
     values = [v for r in rows for v in (r.estimate, r.low, r.high) if v is not None]
     values += [0.0] + ([threshold] if threshold is not None else [])
+    values += [r.threshold for r in rows if r.threshold is not None]
     frame = Frame(Scale.fit(values, left, right), Scale(0, 1, 0, 1), left, top - 8, right,
                   top + row_h * len(rows))
     head, tail = svg_open(ids, width, height, title, desc)
@@ -62,6 +64,10 @@ def forest(ids: Ids, *, title: str, desc: str, rows: Sequence[ForestRow],
         parts.append(f'<text class="rowlabel" x="{num(left - 8)}" y="{num(y + 4)}" '
                      f'text-anchor="end">{esc(_clip(row.label, 24))}</text>')
         cls = "pass" if row.passed else ("fail" if row.passed is False else "neutral")
+        if row.threshold is not None and row.threshold != threshold:
+            rx = num(frame.x(row.threshold))
+            parts.append(f'<line class="margin" x1="{rx}" y1="{num(y - row_h / 2 + 2)}" '
+                         f'x2="{rx}" y2="{num(y + row_h / 2 - 2)}"/>')
         if row.low is not None and row.high is not None:
             parts.append(f'<line class="ci {cls}" x1="{num(frame.x(row.low))}" y1="{num(y)}" '
                          f'x2="{num(frame.x(row.high))}" y2="{num(y)}"/>')
@@ -74,7 +80,7 @@ def forest(ids: Ids, *, title: str, desc: str, rows: Sequence[ForestRow],
             parts.append(f'<text class="verdict {cls}" x="{num(right + 10)}" '
                          f'y="{num(y + 4)}">{"pass" if row.passed else "FAIL"}</text>')
     parts.append(tail)
-    return "".join(parts)
+    return "\n".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +166,7 @@ def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
             f'height="{height}"', f'height="{height + extra}"', 1)
         parts[0] = head
     parts.append(tail)
-    return "".join(parts)
+    return "\n".join(parts)
 
 
 def _labels(parts: list[str], points: Sequence[tuple[float, float, str]],
@@ -247,7 +253,7 @@ def budget_lines(ids: Ids, *, title: str, desc: str, budgets: Sequence[int],
         parts += [f'<circle class="mk {s.css}" cx="{num(x)}" cy="{num(frame.y(v))}" r="3"/>'
                   for x, v in pts]
     parts.append(tail)
-    return "".join(parts)
+    return "\n".join(parts)
 
 
 def _clip(text: str, limit: int) -> str:
