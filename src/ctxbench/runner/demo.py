@@ -124,7 +124,9 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     summary = run_loaded(spec, resume=resume, show_progress=show_progress,
                          spec_arg=str(spec_path), labels=labels)
     seed_conformance = tuple(_seed_conformance(out))
-    pages = () if summary.interrupted else tuple(_html_pages(out, summary.output))
+    # The spec names the run folder "run" under the demo folder; the pages name their
+    # inputs as the user named the demo folder.
+    pages = () if summary.interrupted else tuple(_html_pages(out, out / summary.output.name))
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
                       spec_path=spec_path, wall_s=time.perf_counter() - started,
                       seed_quality_table=_seed_quality(out, tokenizer_name(spec)),
