@@ -142,11 +142,22 @@ def _lines(ids: Ids, view: EcebView) -> str:
             f"mean input tokens; savings at B*: {bps(task.token_savings_bps)}")
         figs.append(f'<div class="task"><h4>{esc(task.task_id)}</h4>'
                     f'<div class="plots">{pair}</div></div>')
+    numbers = table(
+        ["task", "strategy", "budget", "observations", "min quality (milli)",
+         "mean input tokens", "passed"],
+        [[esc(task.task_id), esc(lad.strategy), str(r.budget), str(r.observations),
+          _v(r.min_quality_milli), _v(r.mean_input_tokens),
+          ("B* " if r.budget == lad.minimum_viable_budget else "")
+          + ("pass" if r.passed else "FAIL")]
+         for task in view.tasks for lad in task.ladders for r in lad.rows],
+        numeric=(2, 3, 4, 5))
     legend = ", ".join(f"{name} ({'solid' if css == 'pass' else 'dashed'})"
                        for name, css in _SERIES.items())
     return (f"<p class=\"meta\">Lines: {esc(legend)}; dashed horizontal: the quality floor or "
             "the full-context baseline; ringed column: B* of compiled.</p>"
-            f'<div class="tasks">{"".join(figs)}</div>')
+            f'<div class="tasks">{"".join(figs)}</div>'
+            f"<details><summary>The plotted numbers, every task, strategy and budget"
+            f"</summary>{numbers}</details>")
 
 
 def eceb_sections(view: EcebView, ids: Ids, prefix: str = "") -> list[Section]:
