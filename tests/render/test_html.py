@@ -70,6 +70,9 @@ def test_public_eval_page_shows_delta_interval_margin_and_savings(tmp_path: Path
     assert f"Regressions (baseline resolved, treatment not) {q['regressions']}" in \
         " ".join(text.split())
     assert "Status: supported" in " ".join(text.split())
+    from ctxbench.render.public_eval import claim_sentence
+
+    assert claim_sentence(report) in text  # the same claim sentence as the Markdown's
 
 
 def test_public_eval_savings_rows_follow_the_report(tmp_path: Path) -> None:
@@ -120,11 +123,15 @@ def test_pages_load_nothing_and_describe_every_plot(path: Path, tmp_path: Path) 
 def test_added_fields_are_ignored(tmp_path: Path) -> None:
     report = load(CEF)
     grown = copy.deepcopy(report)
-    grown["methodology"]["gate_method"] = "something new"
+    grown["typed_model_version"] = 2
     grown["strata"][0]["comparisons"][0]["extra_interval"] = {"estimate": 1}
     a = render_doc(tmp_path, report, "a.json").replace("a.json", "X")
     b = render_doc(tmp_path, grown, "b.json").replace("b.json", "X")
     assert a == b
+    # methodology text is shown as written, so a new method statement appears by itself
+    grown["methodology"]["gate_method"] = "a new gate statement"
+    assert "gate method" in text_of(render_doc(tmp_path, grown, "c.json"))
+    assert "a new gate statement" in text_of(render_doc(tmp_path, grown, "c.json"))
 
 
 @pytest.mark.parametrize(("path", "edit", "message"), [

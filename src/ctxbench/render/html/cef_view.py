@@ -163,6 +163,27 @@ def _pairs(node: Node) -> tuple[tuple[str, int], ...]:
     return tuple((key, value.int_()) for key, value in node.entries())
 
 
+def _method_lines(m: Node) -> list[tuple[str, str]]:
+    """Every plain member of ``methodology`` as written (the methodology text may grow)."""
+    out = []
+    for key, node in m.entries():
+        value = node.value
+        if key in ("invocation", "reproduce") or value is None:
+            continue
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            shown = ", ".join(value) or "none"
+        elif isinstance(value, dict) and all(isinstance(v, str | int | float)
+                                             for v in value.values()):
+            shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                              for k, v in value.items()) or "none"
+        elif isinstance(value, str | int | float):
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+        else:
+            continue
+        out.append((key.replace("_", " "), shown))
+    return out
+
+
 def read_cef(doc: Node) -> CefView:
     """Read the fields the CEF page shows; a missing required field raises PointerError."""
     m = doc.at("methodology")
@@ -181,20 +202,10 @@ def read_cef(doc: Node) -> CefView:
     exclusions = tuple(Exclusion(e.s("task_id"), None if e.opt("workload") is None
                                  else e.s("workload"), e.s("reason"), e.i("trials_removed"))
                        for e in doc.at("exclusions").items())
-    method = (
-        ("Preregistration", f"{doc.at('preregistration').s('source')} (BLAKE3 "
-                            f"{doc.at('preregistration').s('digest_blake3')})"),
-        ("Conditions", ", ".join(m.at("conditions").texts())),
-        ("Claimed conditions", ", ".join(m.at("claimed_conditions").texts()) or "none"),
-        ("Intervals", f"paired {m.s('interval_method')} bootstrap, "
-                      f"{m.i('bootstrap_samples')} resamples, seed {m.i('seed')}, "
-                      f"resampling unit {m.s('resampling_unit')}"),
-        ("Quality tolerance", f"{m.n('quality_tolerance'):g}"),
-        ("Minimum paired units", str(m.i("min_paired_units"))),
-        ("One-sided tests", m.s("one_sided_tests")),
-        ("Failed pairs", m.s("failed_pairs")),
-        ("Statistics", m.s("statistics")),
-    )
+    prereg = doc.at("preregistration")
+    method = (("preregistration", f"{prereg.s('source')} (BLAKE3 "
+                                  f"{prereg.s('digest_blake3')})"),
+              *_method_lines(m))
     reproduce = m.opt("reproduce")
     return CefView(
         protocol=doc.at("protocol").s("name"), version=doc.at("protocol").s("version"),

@@ -43,9 +43,9 @@ def _status(view: PublicEvalView) -> str:
                 + "</ul>") if view.warnings else ""
     runs = (str(view.runs_min) if view.runs_min == view.runs_max
             else f"{view.runs_min} to {view.runs_max}")
-    return (f'<p class="headline">Status: <span class="{css}">{esc(view.status)}</span></p>'
-            f"<ul>{reasons}</ul><p>{view.tasks} instances, {view.cells} paired cells (runs per "
-            f"instance: {runs}).</p>{warnings}")
+    return (f'<p class="headline">Status: <span class="{css}">{esc(view.status)}</span><br>'
+            f"{esc(view.claim)}</p><ul>{reasons}</ul><p>{view.tasks} instances, "
+            f"{view.cells} paired cells (runs per instance: {runs}).</p>{warnings}")
 
 
 def _quality(view: PublicEvalView, ids: Ids, level: str) -> str:

@@ -39,6 +39,7 @@ class Saving:
 
 @dataclass(frozen=True, slots=True)
 class PublicEvalView:
+    claim: str
     status: str
     reasons: tuple[str, ...]
     warnings: tuple[str, ...]
@@ -120,6 +121,10 @@ def read_public_eval(doc: Node) -> PublicEvalView:
     method = tuple((key.replace("_", " "), str(value.value)) for key, value in m.entries()
                    if isinstance(value.value, str | int | float))
     runs = doc.at("runs_per_task")
+    savings = _savings(doc.at("savings"))
+    # The protocol's claim sentence, worded once for Markdown and HTML alike.
+    from ctxbench.render.public_eval import claim_sentence
+
     return PublicEvalView(
         status=doc.s("status"), reasons=doc.at("reasons").texts(),
         warnings=doc.at("warnings").texts(), tasks=doc.i("tasks"), cells=doc.i("cells"),
@@ -130,6 +135,7 @@ def read_public_eval(doc: Node) -> PublicEvalView:
         delta_method=q.s("delta_ci_method"), score_cis=score_cis, margin_pp=q.n("margin_pp"),
         non_inferior=q.b("non_inferior"), gate=q.s("non_inferiority_gate"),
         regressions=q.i("regressions"), recoveries=q.i("recoveries"),
-        mcnemar_p=q.n("mcnemar_p"), savings=_savings(doc.at("savings")),
+        mcnemar_p=q.n("mcnemar_p"), savings=savings,
         min_savings_percent=m.n("min_savings_percent"), confidence=m.n("confidence_level"),
-        method_lines=method, notes=read_notes(doc))
+        method_lines=method, notes=read_notes(doc),
+        claim=claim_sentence(doc.value))  # last: after every field it reads was checked
