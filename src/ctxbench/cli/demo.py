@@ -37,6 +37,8 @@ def demo(output: str, fixture: bool, replicates: int) -> int:
         click.echo(f"NOTE: {note}")
     for line in result.seed_conformance:
         click.echo(line)
+    for page in result.html_pages:
+        click.echo(f"HTML page: {page}")
     if result.seed_quality_table:
         click.echo("compiler evidence coverage on the seed, every ladder budget "
                    "(also in compiler-seed-table.md):")

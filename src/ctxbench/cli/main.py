@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("ctxbench.cli.run", "run"),
     ("ctxbench.cli.demo", "demo"),
     ("ctxbench.cli.importer", "import_group"),
+    ("ctxbench.cli.report", "report"),
 )
 
 

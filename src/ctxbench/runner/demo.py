@@ -40,6 +40,7 @@ class DemoResult:
     seed_quality_table: str | None = None
     notes: tuple[str, ...] = ()
     seed_conformance: tuple[str, ...] = ()
+    html_pages: tuple[Path, ...] = ()
 
 
 def embedded_model_status() -> str | None:
@@ -122,11 +123,16 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
         f"replicates on {provider}; writing to {out}")
     summary = run_loaded(spec, resume=resume, show_progress=show_progress,
                          spec_arg=str(spec_path), labels=labels)
+    seed_conformance = tuple(_seed_conformance(out))
+    # The spec names the run folder "run" under the demo folder; the pages name their
+    # inputs as the user named the demo folder.
+    pages = () if summary.interrupted else tuple(_html_pages(out, out / summary.output.name))
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
                       spec_path=spec_path, wall_s=time.perf_counter() - started,
                       seed_quality_table=_seed_quality(out, tokenizer_name(spec)),
-                      seed_conformance=tuple(_seed_conformance(out)),
-                      notes=tuple(_baseline_notes(summary.output / "trials.jsonl")))
+                      seed_conformance=seed_conformance,
+                      notes=tuple(_baseline_notes(summary.output / "trials.jsonl")),
+                      html_pages=pages)
 
 
 def _baseline_notes(trials_path: Path) -> list[str]:
@@ -168,3 +174,16 @@ def _seed_conformance(out: Path) -> list[str]:
     atomic_write_text(target / "eceb-report.md", render_markdown(report))
     return [f"{line} (shipped conformance_seed run)" for line in eceb_verdicts(report)] + [
         f"seed-conformance report: {target / 'eceb-report.md'}"]
+
+
+def _html_pages(out: Path, run_dir: Path) -> list[Path]:
+    """Each report's HTML page beside its JSON, the run's page, and both runs side by side."""
+    from ctxbench.render.html import write_html
+
+    seed_dir = out / "seed-conformance"
+    pages = [write_html([report], report.with_suffix(".html"))
+             for report in (run_dir / "cef-report.json", run_dir / "eceb-report.json",
+                            seed_dir / "eceb-report.json") if report.exists()]
+    pages.append(write_html([run_dir], run_dir / "index.html"))
+    pages.append(write_html([run_dir, seed_dir], out / "index.html"))
+    return pages

@@ -82,14 +82,12 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
                   ) -> tuple[dict[str, Path], list[str]]:
     """Write every report of a finished run; return their paths and the verdict lines."""
     from ctxbench.protocols.cef.api import analyze_files
-    from ctxbench.render.cef import render_markdown as render_cef
 
     out = trials_path.parent
     prereg = spec.preregistration or out / "cef-prereg.json"
-    cef_report = analyze_files([trials_path], prereg)
+    cef_report = _noted(analyze_files([trials_path], prereg), labels)
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
-    atomic_write_json(paths["cef-report.json"], cef_report)
-    atomic_write_text(paths["cef-report.md"], _labeled(render_cef(cef_report), labels))
+    _write_pair(paths["cef-report.json"], paths["cef-report.md"], cef_report)
     verdicts = cef_verdicts(cef_report)
     if workload.format == "eceb":
         eceb_paths, eceb_lines = _eceb(spec, workload, contexts, run_id, snapshot,
@@ -99,18 +97,23 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
     return paths, verdicts
 
 
-def _labeled(markdown: str, labels: list[str]) -> str:
-    if not labels:
-        return markdown
-    banner = "".join(f"> **{label}**\n" for label in labels)
-    return banner + "\n" + markdown
+def _noted(report: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The report with the run's notes in its top-level ``notes`` (none: left out)."""
+    return {**report, "notes": list(notes)} if notes else report
+
+
+def _write_pair(json_path: Path, md_path: Path, report: dict[str, Any]) -> None:
+    """The report and its Markdown, rendered from that same JSON (notes included)."""
+    from ctxbench.render.markdown import render_markdown
+
+    atomic_write_json(json_path, report)
+    atomic_write_text(md_path, render_markdown(report, where=str(json_path)))
 
 
 def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, run_id: str,
           snapshot: PricingSnapshot | None, trials_path: Path, labels: list[str],
           judge_used: Judge | None) -> tuple[dict[str, Path], list[str]]:
     from ctxbench.protocols.eceb import evaluate, load_run, verify_corpus
-    from ctxbench.render.eceb import render_markdown as render_eceb
 
     out = trials_path.parent
     fixture = spec.model.provider == "fixture"
@@ -139,14 +142,13 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
     report = evaluate(workload.benchmark, load_run(run_path), check)
     paths = {"eceb-run.json": run_path, "eceb-report.json": out / "eceb-report.json",
              "eceb-report.md": out / "eceb-report.md"}
-    atomic_write_json(paths["eceb-report.json"], report)
     notes = list(labels)
     if omitted:
         notes.append(f"{omitted} error trial(s) without any provider-reported usage (no "
                      "response, or a prompt the runtime rejected) are not ECEB observations; "
                      "their groups fail the repetitions gate; they remain in trials.jsonl and "
                      "count as failures in the CEF report")
-    atomic_write_text(paths["eceb-report.md"], _labeled(render_eceb(report), notes))
+    _write_pair(paths["eceb-report.json"], paths["eceb-report.md"], _noted(report, notes))
     lines = eceb_verdicts(report)
     if omitted:
         lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "

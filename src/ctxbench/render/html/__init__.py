@@ -1,0 +1,10 @@
+"""Self-contained HTML pages for CEF, public-eval and ECEB reports and run directories.
+
+``render_html(paths, out)`` returns the page; ``write_html(paths, out)`` writes it. The
+per-protocol accessor modules (``cef_view``, ``public_eval_view``, ``eceb_view``) are the only
+code that reads report fields; the page modules lay out what they return.
+"""
+
+from ctxbench.render.html.report import render_html, write_html
+
+__all__ = ["render_html", "write_html"]

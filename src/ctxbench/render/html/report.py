@@ -1,0 +1,181 @@
+"""One self-contained HTML page from one or more reports or run directories.
+
+With one input the page is that report (or run); with several it opens with a side-by-side
+comparison and then holds every input's sections. Every number comes from the reports'
+JSON through the per-protocol accessor modules (``*_view.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from ctxbench.core import atomic_write_text
+from ctxbench.render.html._node import Node
+from ctxbench.render.html.cef_page import cef_sections
+from ctxbench.render.html.cef_view import CefView, read_cef
+from ctxbench.render.html.eceb_page import bps, eceb_sections
+from ctxbench.render.html.eceb_view import EcebView, read_eceb
+from ctxbench.render.html.page import Section, document, kv_table, table
+from ctxbench.render.html.public_eval_page import public_eval_sections
+from ctxbench.render.html.public_eval_view import PublicEvalView, read_public_eval
+from ctxbench.render.html.sources import KINDS, Source, load_source
+from ctxbench.render.html.svg import Ids, esc
+
+__all__ = ["render_html", "write_html"]
+
+View = CefView | PublicEvalView | EcebView
+_SHORT = {"cef": "CEF", "public_eval": "public-eval", "eceb": "ECEB"}
+
+
+def _read(kind: str, doc: Node) -> View:
+    if kind == "cef":
+        return read_cef(doc)
+    if kind == "public_eval":
+        return read_public_eval(doc)
+    return read_eceb(doc)
+
+
+def _sections(view: View, ids: Ids, prefix: str) -> list[Section]:
+    if isinstance(view, CefView):
+        return cef_sections(view, ids, prefix)
+    if isinstance(view, PublicEvalView):
+        return public_eval_sections(view, ids, prefix)
+    return eceb_sections(view, ids, prefix)
+
+
+def _manifest(m: Node) -> list[tuple[str, str]]:
+    provider = m.at("provider")
+    pricing = m.at("pricing")
+    price = pricing.s("kind")
+    for key in ("source_reference", "effective_date", "path"):
+        if pricing.has(key):
+            price += f", {key.replace('_', ' ')} {pricing.s(key)}"
+    workload = m.at("workload")
+    rows = [("Run", m.s("run_id")), ("Started", m.s("started_at")),
+            ("Model", provider.s("model")),
+            ("Provider", f"{provider.s('name')} (usage source {provider.s('usage_source')})"),
+            ("Tokenizer", m.s("tokenizer")), ("Pricing source", price),
+            ("Seed", str(m.i("seed"))), ("Replicates", str(m.i("replicates"))),
+            ("ctxbench version", m.s("ctxbench_version")),
+            ("Workload", f"{workload.s('name')} {workload.s('version')} "
+                         f"({workload.s('source')}, {workload.i('tasks')} tasks)"),
+            ("Conditions", ", ".join(m.at("conditions").texts())),
+            ("Trials planned", str(m.i("trials_planned")))]
+    labels = m.at("labels").texts()
+    if labels:
+        rows.append(("Labels", "; ".join(labels)))
+    return [(k, esc(v)) for k, v in rows]
+
+
+def _files(source: Source, out: Path) -> str:
+    rows = []
+    for name, size in source.files:
+        href = quote(Path(os.path.relpath(source.path / name, out.parent)).as_posix())
+        rows.append([f'<a href="{esc(href)}">{esc(name)}</a>', f"{size:,}"])
+    return table(["file", "bytes"], rows, caption="Raw files of the run (relative links)",
+                 numeric=(1,))
+
+
+def _source_sections(source: Source, views: list[tuple[str, View]], ids: Ids, out: Path,
+                     prefix: str) -> list[Section]:
+    out_sections = []
+    if source.is_run:
+        body = (kv_table(_manifest(source.manifest), caption="Manifest")
+                if source.manifest is not None else "<p>This directory has no manifest.json."
+                                                    "</p>")
+        out_sections.append(Section(f"{prefix}run", "Run", body + _files(source, out)))
+    many = len(views) > 1
+    for kind, view in views:
+        inner = f"{prefix}{kind}-" if many else prefix
+        secs = _sections(view, ids, inner)
+        if many:
+            secs = [Section(s.anchor, f"{KINDS[kind]}: {s.title}", s.body,
+                            f"{_SHORT[kind]}: {s.nav or s.title}") for s in secs]
+        out_sections += secs
+    return out_sections
+
+
+def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    if source.manifest is not None:
+        m = source.manifest
+        rows += [("model", m.at("provider").s("model")), ("provider", m.at("provider").s("name")),
+                 ("seed", str(m.i("seed"))), ("ctxbench version", m.s("ctxbench_version"))]
+    for _, view in views:
+        if isinstance(view, CefView):
+            rows.append(("CEF claim class", view.claim_class))
+            rows.append(("CEF headline", " ".join(view.headlines) or "none"))
+            for claim in view.claims:
+                rows.append((f"CEF claim {claim.condition}",
+                             "holds" if claim.holds else "NO CLAIM"))
+            for comp in view.aggregate.comparisons:
+                red = comp.interval("context_reduction")
+                if red.estimate is not None:
+                    rows.append((f"CEF context reduction {comp.condition}",
+                                 f"{red.estimate * 100:.1f}%"))
+        elif isinstance(view, PublicEvalView):
+            rows += [("public-eval status", view.status),
+                     ("resolve-rate delta (pp)", f"{view.delta_pp:+.2f}"),
+                     ("margin (pp)", f"{view.margin_pp:g}")]
+        else:
+            rows += [("ECEB claim class", view.claim_reported),
+                     ("ECEB tasks qualified", f"{view.qualified} / {view.tasks_total}"),
+                     ("ECEB corpus root", view.corpus_root[:16])]
+            rows += [(f"ECEB {a.strategy} mean token savings", bps(a.mean_token_savings_bps))
+                     for a in view.aggregates]
+    return rows
+
+
+def _title(source: Source, views: list[tuple[str, View]]) -> str:
+    if source.is_run:
+        return f"ctxbench run: {source.path.name or source.path}"
+    view = views[0][1]
+    if isinstance(view, CefView):
+        return f"{view.protocol} report"
+    if isinstance(view, EcebView):
+        return f"ECEB-0.1 report: {view.benchmark_id}"
+    return f"Public-eval comparison: {view.treatment.name} vs {view.baseline.name}"
+
+
+def render_html(paths: Sequence[Path], out: Path) -> str:
+    """The page for ``paths`` (report files or run directories), to be written at ``out``."""
+    sources = [load_source(p) for p in paths]
+    loaded = [(s, [(kind, _read(kind, doc)) for kind, doc in s.reports]) for s in sources]
+    ids = Ids()
+    notes = list(dict.fromkeys(n for _, views in loaded for _, v in views for n in v.notes))
+    inputs = ", ".join(p.as_posix() for p in paths)
+    footer = (f"Rendered by ctxbench from {esc(inputs)}. Every number on this page is read "
+              "from the report JSON; the page loads nothing from the network.")
+    if len(loaded) == 1:
+        source, views = loaded[0]
+        badges = [KINDS[k] for k, _ in views]
+        return document(title=_title(source, views), subtitle=esc(source.path.as_posix()),
+                        badges=badges, notes=notes,
+                        sections=_source_sections(source, views, ids, out, ""), footer=footer)
+    summaries = [_summary(s, v) for s, v in loaded]
+    labels: list[str] = []
+    for rows in summaries:
+        labels += [k for k, _ in rows if k not in labels]
+    cols = [f"{k + 1}. {s.path.as_posix()}" for k, (s, _) in enumerate(loaded)]
+    grid = [[esc(label)] + [esc(dict(rows).get(label, "\u2014")) for rows in summaries]
+            for label in labels]
+    links = "".join(f'<li><a href="#r{k + 1}-top">{esc(c)}</a></li>' for k, c in enumerate(cols))
+    sections = [Section("compare", "Side by side", table(["", *cols], grid) + f"<ul>{links}</ul>")]
+    for k, (source, views) in enumerate(loaded):
+        prefix = f"r{k + 1}-"
+        secs = _source_sections(source, views, ids, out, prefix)
+        body = "".join(f'<section id="{s.anchor}"><h3>{esc(s.title)}</h3>{s.body}</section>'
+                       for s in secs)
+        sections.append(Section(f"{prefix}top", f"{k + 1}. {_title(source, views)}", body))
+    return document(title=f"ctxbench: {len(loaded)} reports side by side", subtitle=esc(inputs),
+                    badges=sorted({KINDS[k] for _, v in loaded for k, _ in v}), notes=notes,
+                    sections=sections, footer=footer)
+
+
+def write_html(paths: Sequence[Path], out: Path) -> Path:
+    """Render ``paths`` and write the page to ``out`` atomically; return ``out``."""
+    atomic_write_text(out, render_html(paths, out))
+    return out

@@ -1,0 +1,211 @@
+"""HTML pages: the JSON's numbers on the page, loud errors on missing fields, no network."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ctxbench.cli.main import cli
+from ctxbench.core import PointerError
+from ctxbench.render.html import render_html, write_html
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+CEF = GOLDEN / "cef-two-stratum" / "report.json"
+PE = GOLDEN / "public-eval-basic" / "report.json"
+ECEB = GOLDEN / "eceb-seed" / "report.json"
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def render_doc(tmp_path: Path, doc: dict[str, Any], name: str = "report.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return render_html([path], tmp_path / "page.html")
+
+
+def text_of(page: str) -> str:
+    """The page's visible text, roughly: tags dropped, entities for quotes undone."""
+    body = re.sub(r"<style>.*?</style>", "", page, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", body)
+    return text.replace("&#x27;", "'").replace("&quot;", '"').replace("&amp;", "&")
+
+
+def test_cef_page_shows_headline_claims_and_every_hypothesis(tmp_path: Path) -> None:
+    report = load(CEF)
+    page = render_html([CEF], tmp_path / "p.html")
+    text = text_of(page)
+    assert report["headlines"][0] in text
+    comp = report["strata"][1]["comparisons"][0]
+    h1 = comp["hypotheses"][0]
+    assert not h1["passed"]
+    assert f"{comp['task_score_delta']['low']:+.4f}" in text
+    assert f"margin {h1['threshold']:+.4f}" in text
+    # strata come before the aggregate, and each stratum has its frontier and forest plots
+    first, agg = page.index('id="stratum-1"'), page.index('id="aggregate"')
+    assert page.index('id="stratum-2"') < agg and first < agg
+    assert page.count("Pareto frontier: mean context tokens") == 3
+    assert page.count("H1 task quality:") == 3 and page.count("H4 context reduction:") == 3
+    assert "ops-logs-000029" in text and "log archive for the task was corrupted" in text
+    assert "FAIL" in text and "NO CLAIM" in text
+
+
+def test_public_eval_page_shows_delta_interval_margin_and_savings(tmp_path: Path) -> None:
+    report = load(PE)
+    text = text_of(render_html([PE], tmp_path / "p.html"))
+    q = report["quality"]
+    assert f"{q['resolved_delta_pp']:+.2f} pp" in text
+    assert f"{q['delta_ci_pp'][0]:.2f} to {q['delta_ci_pp'][1]:.2f} pp" in text
+    assert f"margin -{q['margin_pp']:g} pp" in text
+    tokens = report["savings"]["tokens"]
+    assert f"{tokens['percent_saved']:.1f}%" in text
+    assert f"{tokens['ci'][0]:.1f} to {tokens['ci'][1]:.1f}" in text
+    assert f"Regressions (baseline resolved, treatment not) {q['regressions']}" in \
+        " ".join(text.split())
+    assert "Status: supported" in " ".join(text.split())
+    from ctxbench.render.public_eval import claim_sentence
+
+    assert claim_sentence(report) in text  # the same claim sentence as the Markdown's
+
+
+def test_public_eval_savings_rows_follow_the_report(tmp_path: Path) -> None:
+    """A savings entry the page has never seen (net, gross) becomes a row by itself."""
+    report = load(PE)
+    report["savings"]["tokens_net"] = {**report["savings"]["tokens"], "percent_saved": 12.3456,
+                                       "ci": [1.25, 20.5]}
+    text = text_of(render_doc(tmp_path, report))
+    assert "tokens net" in text and "12.3%" in text and "1.2 to 20.5" in text
+
+
+def test_eceb_page_shows_grid_bstar_violations_corpus_and_claim(tmp_path: Path) -> None:
+    report = load(ECEB)
+    page = render_html([ECEB], tmp_path / "p.html")
+    text = text_of(page)
+    assert report["corpus"]["root"] in text
+    assert report["claim_class"]["reported"] in text
+    task = report["tasks"][1]
+    row = f"{task['task_id']}: B* {task['minimum_viable_budget']};"
+    assert row in page  # the grid's text alternative names B* per task
+    assert page.count('class="cellbox bstar"') == sum(
+        1 for t in report["tasks"] for lad in (t, t["naive_top_k"] or {})
+        if lad.get("minimum_viable_budget") is not None)
+    violations = [f for t in report["tasks"]
+                  for f in t["failures"] + (t["naive_top_k"] or {"failures": []})["failures"]
+                  if f["gate"] in ("policy", "provenance")]
+    assert f"{len(violations)} policy and provenance violations" in text
+    with_artifact = next(f for f in violations if f["artifact_ids"])
+    assert with_artifact["artifact_ids"][0] in text
+    assert "89.10%" in text  # mean_token_savings_bps 8910, read as text
+
+
+@pytest.mark.parametrize("path", [CEF, PE, ECEB])
+def test_pages_load_nothing_and_describe_every_plot(path: Path, tmp_path: Path) -> None:
+    page = render_html([path], tmp_path / "p.html")
+    assert "<script" not in page and " src=" not in page and "url(" not in page
+    assert "@import" not in page and "@font-face" not in page
+    urls = set(re.findall(r"https?://[^\"' )]+", page))
+    assert urls == {"http://www.w3.org/2000/svg"}  # the SVG namespace name, never fetched
+    assert "default-src 'none'" in page
+    plots = page.count('<svg class="plot"')
+    assert plots > 0
+    assert page.count('role="img" aria-labelledby=') == plots
+    assert len(re.findall(r"<desc id=\"d\d+\">[^<]{10,}</desc>", page)) == plots
+    assert "prefers-color-scheme:dark" in page and "@media print" in page
+
+
+def test_added_fields_are_ignored(tmp_path: Path) -> None:
+    report = load(CEF)
+    grown = copy.deepcopy(report)
+    grown["typed_model_version"] = 2
+    grown["strata"][0]["comparisons"][0]["extra_interval"] = {"estimate": 1}
+    a = render_doc(tmp_path, report, "a.json").replace("a.json", "X")
+    b = render_doc(tmp_path, grown, "b.json").replace("b.json", "X")
+    assert a == b
+    # methodology text is shown as written, so a new method statement appears by itself
+    grown["methodology"]["gate_method"] = "a new gate statement"
+    assert "gate method" in text_of(render_doc(tmp_path, grown, "c.json"))
+    assert "a new gate statement" in text_of(render_doc(tmp_path, grown, "c.json"))
+
+
+@pytest.mark.parametrize(("path", "edit", "message"), [
+    (CEF, lambda r: r["strata"][0].pop("label"),
+     "report.json: /strata/0/label: required field is missing"),
+    (CEF, lambda r: r["headlines"].append(3),
+     "report.json: /headlines/1: expected a string, got the integer 3"),
+    (PE, lambda r: r["quality"].update(margin_pp="1"),
+     'report.json: /quality/margin_pp: expected a number, got the string "1"'),
+    (ECEB, lambda r: r["tasks"][0]["budgets"][0].update(passed=None),
+     "report.json: /tasks/0/budgets/0/passed: expected a boolean, got null"),
+    (ECEB, lambda r: r.update(schema="other"),
+     'report.json: /schema_version: expected a CEF, public-eval or ECEB report, got the '
+     'string "other"'),
+])
+def test_missing_or_mistyped_fields_fail_loudly(path: Path, edit: Any, message: str,
+                                                 tmp_path: Path) -> None:
+    report = load(path)
+    edit(report)
+    with pytest.raises(PointerError) as info:
+        render_doc(tmp_path, report)
+    assert str(info.value) == f"{tmp_path / message}"
+
+
+def test_notes_are_shown_first(tmp_path: Path) -> None:
+    report = {**load(ECEB), "notes": ["conformance fixture: nothing was measured"]}
+    page = render_doc(tmp_path, report)
+    assert page.index("conformance fixture: nothing was measured") < page.index("<main>")
+
+
+def test_several_reports_give_a_side_by_side_page(tmp_path: Path) -> None:
+    page = render_html([CEF, PE, ECEB], tmp_path / "p.html")
+    text = " ".join(text_of(page).split())
+    assert "3 reports side by side" in text
+    assert "public-eval status \u2014 supported \u2014" in text
+    assert "ECEB tasks qualified" in text and "12 / 13" in text
+    for k in (1, 2, 3):
+        assert f'id="r{k}-top"' in page
+
+
+def test_cli_writes_the_page_and_reports_bad_input_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    result = CliRunner().invoke(cli, ["report", str(PE), "--html", str(out)],
+                                standalone_mode=False)
+    assert result.exit_code == 0 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": "x"}', encoding="utf-8")
+    from ctxbench.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(bad), "--html", str(out)])
+    assert exit_info.value.code == 2
+
+
+def test_run_directory_page_shows_manifest_and_links_raw_files(tmp_path: Path) -> None:
+    from ctxbench.runner.experiment import run_experiment
+
+    (tmp_path / "exp.toml").write_text(
+        'name = "seed"\nseed = 3\nreplicates = 1\noutput = "out"\n'
+        '[workload]\nsource = "builtin:enterprise-seed"\nlimit = 2\n'
+        '[model]\nprovider = "fixture"\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n'
+        '[[conditions]]\nstrategy = "compiled"\nbudgets = "ladder"\n', encoding="utf-8")
+    run_experiment(tmp_path / "exp.toml")
+    run = tmp_path / "out"
+    manifest = load(run / "manifest.json")
+    out = write_html([run], tmp_path / "site" / "run.html")
+    page = out.read_text(encoding="utf-8")
+    text = " ".join(text_of(page).split())
+    for shown in (manifest["provider"]["model"], manifest["tokenizer"],
+                  manifest["pricing"]["kind"], str(manifest["seed"]),
+                  manifest["ctxbench_version"], manifest["run_id"]):
+        assert shown in text
+    for name in ("trials.jsonl", "manifest.json", "cef-report.json", "eceb-report.json"):
+        assert f'href="../out/{name}"' in page
+        assert (out.parent / "../out" / name).exists()
+    assert "CEF report: Headline and claims" in text and "ECEB report: Task x budget" in text

@@ -1,0 +1,54 @@
+"""The SVG building blocks: scales with round ticks, escaping, accessible plot openings."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxbench.render.html.plots import ForestRow, forest
+from ctxbench.render.html.svg import Ids, Scale, esc, num
+
+
+@pytest.mark.parametrize(("values", "lo", "hi", "ticks"), [
+    # a 5% margin either side, then out to the next multiple of a 1/2/2.5/5 step
+    ([0.0, 1.0], 0.0, 1.25, [0.0, 0.25, 0.5, 0.75, 1.0, 1.25]),
+    ([183.0, 6546.0], 0.0, 8000.0, [0.0, 2000.0, 4000.0, 6000.0, 8000.0]),
+    ([-0.0417, 0.1389], -0.1, 0.15, [-0.1, -0.05, 0.0, 0.05, 0.1, 0.15]),
+])
+def test_scale_covers_values_with_round_ticks(values: list[float], lo: float, hi: float,
+                                              ticks: list[float]) -> None:
+    scale = Scale.fit(values, 0.0, 100.0)
+    assert (scale.lo, scale.hi) == pytest.approx((lo, hi))
+    assert scale.ticks() == pytest.approx(ticks)
+    assert scale(scale.lo) == 0.0 and scale(scale.hi) == 100.0
+
+
+def test_non_negative_values_keep_the_axis_at_zero_or_above() -> None:
+    assert Scale.fit([720.0, 860.0], 0, 1).lo >= 700.0
+    assert Scale.fit([5.0, 6000.0], 0, 1).lo == 0.0
+
+
+def test_a_single_value_still_gets_a_scale() -> None:
+    scale = Scale.fit([0.0], 0.0, 10.0)
+    assert scale.lo < 0.0 < scale.hi
+
+
+def test_text_is_escaped_and_coordinates_have_no_negative_zero() -> None:
+    assert esc('<a href="x">&\'</a>') == "&lt;a href=&quot;x&quot;&gt;&amp;&#x27;&lt;/a&gt;"
+    assert num(-0.01) == "0.0" and num(12.345) == "12.3"
+
+
+def test_forest_marks_pass_and_fail_by_shape_and_text_and_describes_itself() -> None:
+    ids = Ids()
+    svg = forest(ids, title="H1 <task>", desc="a: +0.01 [-0.002, 0.02]",
+                 rows=[ForestRow("a", 0.01, -0.002, 0.02, True),
+                       ForestRow("b", -0.03, -0.05, -0.01, False),
+                       ForestRow("c", None, None, None, None)],
+                 threshold=-0.01, threshold_label="margin -0.01", axis_label="delta",
+                 fmt=lambda v: f"{v:g}")
+    assert svg.startswith('<svg class="plot"') and 'aria-labelledby="t1 d2"' in svg
+    assert "<title id=\"t1\">H1 &lt;task&gt;</title>" in svg
+    assert svg.count('<circle class="mk pass"') == 1
+    assert svg.count('<rect class="mk fail"') == 1 and svg.count('<path class="x fail"') == 1
+    assert ">pass</text>" in svg and ">FAIL</text>" in svg and ">undefined</text>" in svg
+    assert svg.count('class="margin"') == 1 and ">margin -0.01</text>" in svg
+    assert ids.next() == "p3"
