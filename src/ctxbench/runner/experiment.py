@@ -111,7 +111,7 @@ def _provider(spec: ExperimentSpec, options: dict[str, Any],
     elif model.provider == "llamacpp":
         kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx,
                       n_threads=model.n_threads, rope_freq_scale=model.rope_freq_scale,
-                      prompt_cache_mb=model.prompt_cache_mb)
+                      prompt_cache_mb=model.prompt_cache_mb, timeout_s=spec.limits.timeout_s)
     kwargs.update(options)
     return get_provider(model.provider, **kwargs)
 
