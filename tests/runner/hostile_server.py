@@ -68,10 +68,11 @@ GOOD_USAGE = {"prompt_tokens": 40, "completion_tokens": 3}
 class HostileServer:
     """``with HostileServer("slow_drip") as server: server.base_url``."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, *, shape: str = "openai") -> None:
         if mode not in MODES and mode != "ok":
             raise ValueError(mode)
         self.mode = mode
+        self.shape = shape
         self.port = 0
         self._state = _State()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -126,6 +127,13 @@ class HostileServer:
             await self._send(writer, 200, body.encode() + b" " * 100_000)
         elif mode == "gzip_bomb":
             await self._send(writer, 200, self._bomb, extra={"content-encoding": "gzip"})
+        elif mode == "header_echo" and self.shape == "anthropic":
+            body = json.dumps({"id": headers.get("x-api-key", "none"), "type": "message",
+                               "content": [{"type": "text", "text": json.dumps(headers)}],
+                               "usage": {"input_tokens": 40, "output_tokens": 3,
+                                         "echo": headers}})
+            await self._send(writer, 200, body.encode(),
+                             extra={"request-id": "req-" + headers.get("x-api-key", "")})
         elif mode == "header_echo":
             echoed = json.dumps(headers)
             await self._send(writer, 200, completion(echoed, {**GOOD_USAGE, "echo": headers}),

@@ -12,6 +12,7 @@ import pytest
 
 from ctxbench.core import iter_jsonl
 from ctxbench.runner.experiment import RunSummary, run_experiment
+from ctxbench.runner.redact import REDACTED
 from runner.hostile_server import HostileServer
 
 KEY_ENV = "CTXBENCH_TEST_HOSTILE_KEY"
@@ -23,10 +24,11 @@ TRIALS = 2 * 3  # two QA tasks x (full context, compiled@200, compiled@400) x 1 
 
 
 def run_against(server: HostileServer, make_spec: Callable[..., Path],
-                monkeypatch: pytest.MonkeyPatch, *, timeout_s: float = TIMEOUT_S
+                monkeypatch: pytest.MonkeyPatch, *, timeout_s: float = TIMEOUT_S,
+                provider: str = "openai"
                 ) -> tuple[RunSummary, list[dict[str, object]], float, Path]:
     monkeypatch.setenv(KEY_ENV, KEY)
-    spec = make_spec(provider="openai", replicates=1,
+    spec = make_spec(provider=provider, replicates=1,
                      extra_model=f'model = "m"\nbase_url = "{server.base_url}"\n'
                                  f'api_key_env = "{KEY_ENV}"\n',
                      limits=f"[limits]\nconcurrency = 4\ntimeout_s = {timeout_s}\n"
@@ -117,6 +119,20 @@ def test_header_echo_keeps_no_key(make_spec: Callable[..., Path],
         usage = record["provider_usage"]
         assert isinstance(usage, dict)
         assert usage["echo"]["authorization"] == "Bearer [REDACTED]"
+
+
+@pytest.mark.timeout(120)
+def test_anthropic_header_echo_keeps_no_key(make_spec: Callable[..., Path],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    with HostileServer("header_echo", shape="anthropic") as server:
+        summary, records, _, out = run_against(server, make_spec, monkeypatch,
+                                               provider="anthropic")
+    assert_safe(summary, records, out)
+    assert all(s.headers["x-api-key"] == KEY for s in server.seen)
+    assert {r["outcome"] for r in records} == {"success"}
+    for record in records:
+        assert f'"x-api-key": "{REDACTED}"' in str(record["response_text"])
+        assert record["provider_request_id"] == f"req-{REDACTED}"
 
 
 @pytest.mark.timeout(120)
