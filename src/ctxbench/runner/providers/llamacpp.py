@@ -5,15 +5,16 @@ runtime (``usage_source: provider_response``); there is no API fee, but hardware
 energy, operations and depreciation are not measured. One model instance serves one
 request at a time (llama.cpp contexts are not re-entrant), in a worker thread that holds
 a thread lock, so a request the runner stopped waiting for still finishes before the next
-one starts. Generation stops at the ``timeout_s`` deadline (a stopping criterion checked
-after every token); such a request is a failed ``deadline_exceeded`` attempt that keeps
-the usage the runtime reported.
+one starts. Generation stops at the ``timeout_s`` deadline (a logits processor, run
+before every token, forces end-of-sequence once it has passed); such a request is a
+failed ``deadline_exceeded`` attempt that keeps the usage the runtime reported.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import math
 import threading
 import time
 from pathlib import Path
@@ -91,14 +92,17 @@ class LlamaCppProvider:
         started = time.perf_counter()
         deadline = started + self.timeout_s
         late = [False]
+        eos = self._llama.token_eos()
 
-        def past_deadline(tokens: Any, logits: Any) -> bool:
-            late[0] = late[0] or time.perf_counter() > deadline
-            return late[0]
+        def past_deadline(tokens: Any, scores: Any) -> Any:
+            if late[0] or time.perf_counter() > deadline:
+                late[0] = True
+                scores[:] = -math.inf
+                scores[eos] = 0.0
+            return scores
 
         kwargs: dict[str, Any] = dict(request.extra)
-        kwargs.setdefault("stopping_criteria",
-                          llama_cpp.StoppingCriteriaList([past_deadline]))
+        kwargs.setdefault("logits_processor", llama_cpp.LogitsProcessorList([past_deadline]))
         if request.seed is not None:
             kwargs.setdefault("seed", request.seed % (2**31))
         try:
