@@ -186,6 +186,10 @@ class HostileServer:
             await self._respond(writer, headers, request, count)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            # Shutting down while a slow mode still writes: end quietly (a cancelled
+            # handler task makes asyncio's stream callback log an error).
+            pass
         finally:
             with contextlib.suppress(ConnectionError, RuntimeError, OSError):
                 writer.close()
@@ -200,10 +204,14 @@ class HostileServer:
         server.close()
         with contextlib.suppress(Exception):
             loop.run_until_complete(asyncio.wait_for(server.wait_closed(), 2))
-        for task in asyncio.all_tasks(loop):
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
             task.cancel()
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.sleep(0))
+
+        async def drain() -> None:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+        loop.run_until_complete(drain())
         loop.close()
 
     def __enter__(self) -> HostileServer:
