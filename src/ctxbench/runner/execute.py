@@ -124,10 +124,11 @@ class TrialRunner:
                                 raw_usage=response.raw_usage)
         return response
 
-    async def _attempts(self, request: ProviderRequest, estimate: int, rng: random.Random,
-                        attempts: list[ProviderAttempt]) -> str:
+    async def _attempts(self, request: ProviderRequest, estimate: int,
+                        key: tuple[str, str, int], attempts: list[ProviderAttempt]) -> str:
         limits = self.spec.limits
         redact = self.redactor
+        rng: random.Random | None = None
         for number in range(1, limits.retries + 2):
             await self.limiter.acquire(estimate)
             try:
@@ -139,6 +140,9 @@ class TrialRunner:
                     redact.json(exc.raw_usage)))
                 if not exc.retryable or number > limits.retries:
                     return ""
+                if rng is None:  # derived only when a retry happens (most trials have none)
+                    rng = random.Random(derive_seed(self.spec.seed, "retry-backoff",
+                                                    *map(str, key)))
                 await asyncio.sleep(retry_wait(number, backoff_s=limits.backoff_s,
                                                cap_s=limits.max_retry_wait_s,
                                                retry_after_s=exc.retry_after_s, rng=rng))
@@ -181,12 +185,10 @@ class TrialRunner:
             max_output_tokens=model.max_output_tokens, temperature=model.temperature,
             stop=model.stop, extra=planned.spec.params,
             seed=derive_seed(self.spec.seed, "request", *map(str, planned.key)) % (2**31))
-        rng = random.Random(derive_seed(self.spec.seed, "retry-backoff",
-                                        *map(str, planned.key)))
         attempts: list[ProviderAttempt] = []
         try:
             answer = await self._attempts(request, context.token_count +
-                                          model.max_output_tokens, rng, attempts)
+                                          model.max_output_tokens, planned.key, attempts)
             success = attempts[-1].outcome == "success"
             task_score, recall, unsupported = (self._scores(task, answer, context) if success
                                                else (0.0, self._evidence(task, context), 0.0))

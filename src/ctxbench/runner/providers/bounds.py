@@ -140,7 +140,9 @@ def parse_json_body(data: bytes) -> Any:
     except (UnicodeDecodeError, ValueError) as exc:
         raise BoundExceeded("the response body is not JSON", error_class="malformed_response"
                             ) from exc
-    if json_depth(value) > MAX_JSON_DEPTH:
+    # Depth needs at least that many opening brackets; typical bodies have a dozen.
+    if data.count(b"[") + data.count(b"{") > MAX_JSON_DEPTH and \
+            json_depth(value) > MAX_JSON_DEPTH:
         raise BoundExceeded(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels",
                             error_class="response_too_deep")
     return value
