@@ -176,3 +176,42 @@ def test_examples_validate_against_the_experiment_schema() -> None:
             document = tomllib.loads(entry.read_text(encoding="utf-8"))
             assert not [e.message for e in check.iter_errors(document)], entry.name
     assert list(check.iter_errors({"name": "x"}))  # required fields are enforced
+
+
+_BASE: dict[str, object] = {
+    "name": "x", "seed": 1, "replicates": 1, "output": "o", "workload": {"source": "q.jsonl"},
+    "model": {"provider": "fixture"},
+    "conditions": [{"strategy": "full_permitted_context"},
+                   {"strategy": "compiled", "budgets": [10]}]}
+
+
+@pytest.mark.parametrize(("field", "value", "ok"), [
+    ("replicates", 1000, True), ("replicates", 1001, False),
+    ("limits", {"concurrency": 1024}, True), ("limits", {"concurrency": 1025}, False),
+    ("limits", {"timeout_s": 3600}, True), ("limits", {"timeout_s": 3600.5}, False),
+    ("limits", {"max_retry_wait_s": 3600}, True), ("limits", {"max_retry_wait_s": 3601}, False),
+    ("limits", {"backoff_s": 601}, False), ("limits", {"retries": 21}, False),
+    ("limits", {"requests_per_minute": 10**9 + 1}, False),
+    ("model", {"provider": "fixture", "max_output_tokens": 10**6 + 1}, False),
+    ("model", {"provider": "fixture", "stop": ["a"] * 16}, True),
+    ("model", {"provider": "fixture", "stop": ["a"] * 17}, False),
+    ("model", {"provider": "fixture", "stop": [""]}, False),
+    ("model", {"provider": "fixture", "n_ctx": 10**7 + 1}, False),
+    ("workload", {"source": "q.jsonl", "limit": 10**7 + 1}, False),
+    ("conditions", [{"strategy": "full_permitted_context"},
+                    {"strategy": "compiled", "budgets": [10**7]}], True),
+    ("conditions", [{"strategy": "full_permitted_context"},
+                    {"strategy": "compiled", "budgets": [10**7 + 1]}], False),
+    ("conditions", [{"strategy": "full_permitted_context"},
+                    {"strategy": "compiled", "budgets": list(range(1, 66))}], False),
+])
+def test_bounds_agree_with_the_experiment_schema(field: str, value: object, ok: bool) -> None:
+    from ctxbench.schemas import validator
+
+    document = {**_BASE, field: value}
+    assert (not list(validator("ctxbench.experiment.v1").iter_errors(document))) is ok
+    if ok:
+        parse_spec(document, path=Path("/tmp/x.toml"))
+    else:
+        with pytest.raises(InputError):
+            parse_spec(document, path=Path("/tmp/x.toml"))
