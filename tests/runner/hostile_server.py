@@ -5,7 +5,8 @@ a background thread, and logs every request it received with its arrival time.
 
 Modes: ok, slow_drip, huge_body, deep_nesting, gzip_bomb, header_echo, retry_after,
 retry_after_date, error_5xx_usage, zero_usage, absurd_usage, negative_usage,
-float_usage, truncated_body, connection_reset, wrong_content_type, non_json.
+float_usage, truncated_body, connection_reset, wrong_content_type, non_json,
+lone_surrogate.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 MODES = ("slow_drip", "huge_body", "deep_nesting", "gzip_bomb", "header_echo",
          "retry_after", "retry_after_date", "error_5xx_usage", "zero_usage", "absurd_usage",
          "negative_usage", "float_usage", "truncated_body", "connection_reset",
-         "wrong_content_type", "non_json")
+         "wrong_content_type", "non_json", "lone_surrogate")
 
 HUGE_BODY_BYTES = 300 * 10**6
 _BOMB_MEMBER_ZEROS = 8 << 20
@@ -165,6 +166,8 @@ class HostileServer:
         elif mode == "wrong_content_type":
             await self._send(writer, 200, b"<html><body>Alice</body></html>",
                              content_type="text/html")
+        elif mode == "lone_surrogate":
+            await self._send(writer, 200, completion("Alice \ud800", GOOD_USAGE))
         elif mode == "non_json":
             await self._send(writer, 200, b'{"choices": [ this is not json')
 

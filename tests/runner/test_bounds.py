@@ -86,11 +86,19 @@ def test_json_nesting_is_bounded(depth: int, ok: bool) -> None:
         assert info.value.error_class == "response_too_deep"
 
 
-@pytest.mark.parametrize("body", [b"NaN", b'{"a": Infinity}', b"\xff\xfe", b"{", b""])
+@pytest.mark.parametrize("body", [b"NaN", b'{"a": Infinity}', b"\xff\xfe", b"{", b"",
+                                  b'{"a": "\\ud800"}', b'{"\\udfff": 1}',
+                                  b'{"a": 1' + b"0" * 5000 + b"}", b'{"a": 1e400}',
+                                  b'{"a": -1e400}'])
 def test_non_json_bodies_are_malformed(body: bytes) -> None:
     with pytest.raises(BoundExceeded) as info:
         parse_json_body(body)
     assert info.value.error_class == "malformed_response"
+
+
+def test_surrogate_pairs_and_escaped_backslashes_are_text() -> None:
+    assert parse_json_body(b'{"a": "\\ud83d\\ude00", "b": "\\\\ud800"}') == {
+        "a": "\U0001f600", "b": "\\ud800"}
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:

@@ -88,6 +88,7 @@ def error_types(attempts: list[dict[str, object]]) -> set[object]:
     ("connection_reset", "connection_error", True),
     ("wrong_content_type", "unexpected_content_type", False),
     ("non_json", "malformed_response", False),
+    ("lone_surrogate", "malformed_response", False),
 ])
 def test_hostile_mode_fails_every_trial_with_its_reason(
         mode: str, error_type: str, retried: bool, make_spec: Callable[..., Path],

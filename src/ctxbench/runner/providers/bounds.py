@@ -19,6 +19,7 @@ from __future__ import annotations
 import email.utils
 import json
 import math
+import re
 import time
 import zlib
 from typing import Any
@@ -39,6 +40,8 @@ MAX_BODY_BYTES = 16 << 20
 MAX_DECODED_BYTES = 16 << 20
 MAX_JSON_DEPTH = 64
 MAX_RETRY_AFTER_S = 3600.0
+# A \uD800-\uDFFF escape; only a lone one (no pair) decodes to text that is not Unicode.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class BoundExceeded(ValueError):
@@ -130,10 +133,19 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    # 1e400 would decode to inf, which no JSON writer (the trial log's included) accepts.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of range")
+    return value
+
+
 def parse_json_body(data: bytes) -> Any:
     """Decode a UTF-8 JSON body of bounded depth; raise :class:`BoundExceeded` otherwise."""
     try:
-        value = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        value = json.loads(data.decode("utf-8"), parse_constant=_no_constant,
+                           parse_float=_finite)
     except RecursionError as exc:
         raise BoundExceeded(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels",
                             error_class="response_too_deep") from exc
@@ -145,6 +157,13 @@ def parse_json_body(data: bytes) -> Any:
             json_depth(value) > MAX_JSON_DEPTH:
         raise BoundExceeded(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels",
                             error_class="response_too_deep")
+    if _SURROGATE_ESCAPE.search(data):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            # It could never be written to the UTF-8 trial log.
+            raise BoundExceeded("the JSON holds a lone surrogate escape (not Unicode text)",
+                                error_class="malformed_response") from exc
     return value
 
 
