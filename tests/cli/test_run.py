@@ -118,3 +118,52 @@ def test_an_impossible_pricing_date_stops_the_run_before_any_trial(
         f"ctxbench: error: {tmp_path / 'price.json'}: /effective_date: expected a calendar "
         'date YYYY-MM-DD, got the string "2026-13-45"\n')
     assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_and_exit_130() -> None:
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys, time\nsys.argv[0] = '/usr/bin/ctxbench'\n"
+            "import ctxbench.cli\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                          timeout=60)
+    assert done.returncode == 130
+    assert done.stderr == b"ctxbench: interrupted while starting; nothing was run or written\n"
+
+
+def test_ctrl_c_right_after_launch_never_shows_a_traceback(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = spec(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "ctxbench", "run", str(path),
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err
+    assert err.endswith((b"nothing was run or written\n",
+                         f"resume with: ctxbench run {path} --resume\n".encode()))
+
+
+def test_importing_the_cli_as_a_library_keeps_keyboard_interrupt() -> None:
+    import subprocess
+    import sys
+
+    code = ("import os, signal, time\nimport ctxbench.cli.main\n"
+            "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+            "os.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                          timeout=60)
+    assert done.returncode != 130 and b"KeyboardInterrupt" in done.stderr
+
+
+def test_main_restores_keyboard_interrupt_before_a_command_runs() -> None:
+    import signal
+
+    assert run(["--version"]) == 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
