@@ -70,40 +70,47 @@ def assert_safe(summary: RunSummary, records: list[dict[str, object]], out: Path
     return attempts
 
 
-def error_types(attempts: list[dict[str, object]]) -> set[object]:
-    return {a["error_type"] for a in attempts}
+RETRIED = {"deadline_exceeded", "connection_error"}
 
 
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize(("mode", "error_type", "retried"), [
-    ("slow_drip", "deadline_exceeded", True),
-    ("huge_body", "response_too_large", False),
-    ("deep_nesting", "response_too_deep", False),
-    ("gzip_bomb", "decompressed_too_large", False),
-    ("zero_usage", "usage_zero_context", False),
-    ("absurd_usage", "usage_absurd", False),
-    ("negative_usage", "usage_negative", False),
-    ("float_usage", "usage_not_integer", False),
-    ("truncated_body", "connection_error", True),
-    ("connection_reset", "connection_error", True),
-    ("wrong_content_type", "unexpected_content_type", False),
-    ("non_json", "malformed_response", False),
-    ("lone_surrogate", "malformed_response", False),
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(("mode", "error_types", "timeout_s"), [
+    ("slow_drip", {"deadline_exceeded"}, TIMEOUT_S),
+    # The size bound normally ends these first; on a machine too busy to read 16 MiB within
+    # the deadline, the deadline does. Either way the attempt is bounded and recorded.
+    ("huge_body", {"response_too_large", "deadline_exceeded"}, 5.0),
+    ("gzip_bomb", {"decompressed_too_large", "deadline_exceeded"}, 5.0),
+    ("deep_nesting", {"response_too_deep"}, TIMEOUT_S),
+    ("zero_usage", {"usage_zero_context"}, TIMEOUT_S),
+    ("absurd_usage", {"usage_absurd"}, TIMEOUT_S),
+    ("negative_usage", {"usage_negative"}, TIMEOUT_S),
+    ("float_usage", {"usage_not_integer"}, TIMEOUT_S),
+    ("truncated_body", {"connection_error"}, TIMEOUT_S),
+    ("connection_reset", {"connection_error"}, TIMEOUT_S),
+    ("wrong_content_type", {"unexpected_content_type"}, TIMEOUT_S),
+    ("non_json", {"malformed_response"}, TIMEOUT_S),
+    ("lone_surrogate", {"malformed_response"}, TIMEOUT_S),
 ])
 def test_hostile_mode_fails_every_trial_with_its_reason(
-        mode: str, error_type: str, retried: bool, make_spec: Callable[..., Path],
+        mode: str, error_types: set[str], timeout_s: float, make_spec: Callable[..., Path],
         monkeypatch: pytest.MonkeyPatch) -> None:
     with HostileServer(mode) as server:
-        summary, records, elapsed, out = run_against(server, make_spec, monkeypatch)
-    attempts = assert_safe(summary, records, out)
+        summary, records, elapsed, out = run_against(server, make_spec, monkeypatch,
+                                                     timeout_s=timeout_s)
+    attempts = assert_safe(summary, records, out, timeout_s=timeout_s)
     assert {r["outcome"] for r in records} == {"error"}
-    assert error_types(attempts) == {error_type}
-    assert len(attempts) == TRIALS * (RETRIES + 1 if retried else 1)
+    assert {a["error_type"] for a in attempts} <= error_types
+    for record in records:
+        tried = record["attempts"]
+        assert isinstance(tried, list)
+        # Transient failures are retried (once here); the others are not.
+        assert [a["error_type"] in RETRIED for a in tried[:-1]] == [True] * (len(tried) - 1)
+        if tried[-1]["error_type"] in RETRIED:
+            assert len(tried) == RETRIES + 1
+        assert record["usage_source"] == "provider_error" and record["billed_cost_usd"] == 0
     assert len(server.seen) == len(attempts)
     # Concurrency 4: at most two waves of trials, each at most (retries + 1) deadlines.
-    assert elapsed < 2 * (RETRIES + 1) * (TIMEOUT_S + SLACK_S) + 20
-    for record in records:
-        assert record["usage_source"] == "provider_error" and record["billed_cost_usd"] == 0
+    assert elapsed < 2 * (RETRIES + 1) * (timeout_s + SLACK_S) + 20
 
 
 @pytest.mark.timeout(120)
@@ -160,7 +167,7 @@ def test_usage_in_a_5xx_body_is_billed(make_spec: Callable[..., Path],
     with HostileServer("error_5xx_usage") as server:
         summary, records, _, out = run_against(server, make_spec, monkeypatch)
     attempts = assert_safe(summary, records, out)
-    assert error_types(attempts) == {"http_500"}
+    assert {a["error_type"] for a in attempts} == {"http_500"}
     assert all(a["context_tokens"] == 100 and a["output_tokens"] == 5 for a in attempts)
     for record in records:
         assert record["outcome"] == "error" and record["usage_source"] == "provider_response"
