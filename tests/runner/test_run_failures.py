@@ -56,10 +56,20 @@ def test_an_error_that_stops_the_run_says_how_to_resume(make_spec: Callable[...,
     trials = spec_path.parent / "out" / "trials.jsonl"
     assert info.value.exit_code == 3
     assert str(info.value) == (
-        "unexpected OSError: [Errno 28] No space left on device (the run stopped; every "
-        f"finished trial is recorded in {trials}; resume with: ctxbench run {spec_path} "
-        "--resume)")
+        "No space left on device (the run stopped; every finished trial is recorded in "
+        f"{trials}; resume with: ctxbench run {spec_path} --resume)")
     assert trials.read_bytes().count(b"\n") == 3
     summary = run_experiment(spec_path, resume=True)
     assert (summary.skipped, summary.completed, summary.planned) == (3, 9, 12)
     assert "cef-report.json" in summary.reports
+
+
+def test_an_output_path_that_is_a_file_is_one_line(make_spec: Callable[..., Path]) -> None:
+    spec_path = make_spec(top="")
+    spec_path.write_text(spec_path.read_text(encoding="utf-8").replace(
+        'output = "out"', 'output = "qa.jsonl/out"'), encoding="utf-8")
+    with pytest.raises(RunStopped) as info:
+        run_experiment(spec_path)
+    assert info.value.exit_code == 3
+    assert str(info.value).startswith(f"{spec_path.parent / 'qa.jsonl' / 'out'}: Not a "
+                                      "directory (the run stopped;")

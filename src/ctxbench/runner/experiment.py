@@ -177,13 +177,18 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
         return RunSummary(output=spec.output, run_id=run_id, planned=0, completed=counted[0],
                           skipped=0, interrupted=True, resume_command=resume_command,
                           torn_line=None)
+    except OSError as exc:  # the output directory, the disk, a file that is not one
+        raise _stopped(exc, trials=spec.output / "trials.jsonl",
+                       resume_command=resume_command, phase="the run stopped") from exc
 
 
 def _stopped(exc: BaseException, *, trials: Path, resume_command: str,
              phase: str) -> RunStopped:
     text = str(exc)
     text = text if len(text) <= 400 else text[:400] + "..."
-    if not isinstance(exc, CtxbenchError):
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    elif not isinstance(exc, CtxbenchError):
         text = f"unexpected {type(exc).__name__}: {text}"
     return RunStopped(f"{text} ({phase}; every finished trial is recorded in {trials}; "
                       f"resume with: {resume_command})",
