@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,15 +55,22 @@ def _elapsed(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def _raw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The body as it came off the wire; an injected in-memory response is one chunk."""
+async def _read_bounded(response: httpx.Response) -> bytes:
+    """The decoded body, read chunk by chunk off the wire under the bounds.
+
+    A response an injected transport built in memory was already read (and decoded) by
+    httpx; it is only counted.
+    """
     try:
         content = response.content
     except httpx.ResponseNotRead:
+        decoder = BodyDecoder(response.headers.get("content-encoding"))
         async for chunk in response.aiter_raw():
-            yield chunk
-        return
-    yield content
+            decoder.feed(chunk)
+        return decoder.finish()
+    decoder = BodyDecoder(None)
+    decoder.feed(content)
+    return decoder.finish()
 
 
 async def post_json(client: httpx.AsyncClient, url: str, body: dict[str, Any],
@@ -79,10 +86,7 @@ async def post_json(client: httpx.AsyncClient, url: str, body: dict[str, Any],
             async with client.stream("POST", url, json=body,
                                      headers={**headers, "accept-encoding": ACCEPT_ENCODING}
                                      ) as response:
-                decoder = BodyDecoder(response.headers.get("content-encoding"))
-                async for chunk in _raw_chunks(response):
-                    decoder.feed(chunk)
-                data = decoder.finish()
+                data = await _read_bounded(response)
     except TimeoutError as exc:
         raise RequestFailed(f"no complete response within the {deadline_s:g} s deadline",
                             error_class="deadline_exceeded", retryable=True,
@@ -93,6 +97,12 @@ async def post_json(client: httpx.AsyncClient, url: str, body: dict[str, Any],
     except httpx.TransportError as exc:
         raise RequestFailed(f"transport error: {type(exc).__name__}",
                             error_class="connection_error", retryable=True,
+                            latency_ms=_elapsed(started)) from exc
+    except httpx.DecodingError as exc:
+        raise RequestFailed("the body could not be decoded", error_class="malformed_response",
+                            latency_ms=_elapsed(started)) from exc
+    except httpx.HTTPError as exc:  # any other failure httpx reports (redirect loops, ...)
+        raise RequestFailed(f"HTTP error: {type(exc).__name__}", error_class="http_error",
                             latency_ms=_elapsed(started)) from exc
     except BoundExceeded as exc:
         raise RequestFailed(str(exc), error_class=exc.error_class,
