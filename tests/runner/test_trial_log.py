@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ctxbench.core import InputError
-from ctxbench.runner.trial_log import TrialLog
+from ctxbench.core import FieldError, InputError
+from ctxbench.runner.trial_log import TrialLog, read_trial_key
 
 
 def rec(task: str, cond: str = "full_permitted_context", rep: int = 0) -> dict[str, object]:
@@ -142,3 +144,19 @@ def test_unplanned_and_foreign_trials_stop_the_resume(tmp_path: Path) -> None:
         TrialLog(path, resume=True, planned=planned, run_id="r2")
     assert str(info.value) == (f"{path}:1: run_id: expected this run's id 'r2', got the "
                                'string "r1"')
+
+
+_VALUE = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | \
+    st.text(max_size=5) | st.lists(st.integers(), max_size=2)
+
+
+@given(st.dictionaries(st.sampled_from(["task_id", "condition", "replicate", "x"]), _VALUE))
+def test_any_recorded_object_gives_a_key_or_a_located_error(record: dict[str, object]) -> None:
+    try:
+        key = read_trial_key(record, path="t.jsonl", line=7)
+    except FieldError as exc:
+        assert str(exc).startswith("t.jsonl:7: ") and len(str(exc)) < 300
+        return
+    task, condition, replicate = key
+    assert isinstance(task, str) and task and isinstance(condition, str) and condition
+    assert type(replicate) is int and 0 <= replicate <= 999
