@@ -109,7 +109,7 @@ async def post_json(client: httpx.AsyncClient, url: str, body: dict[str, Any],
                             latency_ms=_elapsed(started)) from exc
     request_id = response.headers.get(request_id_header)
     if request_id is not None:
-        request_id = redactor.text(request_id[:_MAX_ID_CHARS]) or None
+        request_id = redactor.text(request_id)[:_MAX_ID_CHARS] or None
     return HttpReply(status=response.status_code, body=data,
                      content_type=response.headers.get("content-type", ""),
                      request_id=request_id,
