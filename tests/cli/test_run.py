@@ -64,3 +64,106 @@ def test_second_run_without_resume_is_refused(tmp_path: Path,
 def test_missing_spec_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["run", str(tmp_path / "nope.toml")]) == 2
     assert capsys.readouterr().err == f"ctxbench: error: {tmp_path / 'nope.toml'}: file not found\n"
+
+
+def test_ctrl_c_during_start_up_exits_130_with_the_resume_hint(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxbench.runner.experiment as experiment
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "load_workload", interrupted)
+    path = spec(tmp_path)
+    assert run(["run", str(path), "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert err.endswith(f"resume with: ctxbench run {path} --resume\n")
+    assert not (tmp_path / "out" / "trials.jsonl").exists()
+
+
+def test_a_damaged_trial_log_stops_the_resume_with_its_place(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = spec(tmp_path)
+    assert run(["run", str(path), "--no-progress"]) == 0
+    trials = tmp_path / "out" / "trials.jsonl"
+    lines = trials.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[1] = lines[1].replace('"replicate":1', '"replicate":"1"')
+    trials.write_text("".join(lines), encoding="utf-8")
+    capsys.readouterr()
+    assert run(["run", str(path), "--resume", "--no-progress"]) == 2
+    assert capsys.readouterr().err == (f"ctxbench: error: {trials}:2: replicate: expected an "
+                                       'integer in [0, 999], got the string "1"\n')
+    trials.write_text("".join(lines[:1]) + "{}\n", encoding="utf-8")
+    assert run(["run", str(path), "--resume", "--no-progress"]) == 2
+    assert capsys.readouterr().err == (f"ctxbench: error: {trials}:2: task_id: expected a "
+                                       "non-empty string, got nothing (the field is missing)\n")
+
+
+def test_an_impossible_pricing_date_stops_the_run_before_any_trial(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    (tmp_path / "price.json").write_text(json.dumps({
+        "schema_version": "ctxbench.pricing-snapshot.v1", "provider": "openai", "model": "m",
+        "effective_date": "2026-13-45", "source_reference": "https://example.invalid/p",
+        "rates_usd_per_million": {"uncached_input": 1, "cached_input": 0.5,
+                                  "cache_write": 0, "output": 2}}), encoding="utf-8")
+    path = spec(tmp_path, 'provider = "openai"\nmodel = "m"\n'
+                          'base_url = "http://127.0.0.1:9/v1"')
+    path.write_text('pricing = "price.json"\n' + path.read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    assert run(["run", str(path), "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        f"ctxbench: error: {tmp_path / 'price.json'}: /effective_date: expected a calendar "
+        'date YYYY-MM-DD, got the string "2026-13-45"\n')
+    assert not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_and_exit_130() -> None:
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys, time\nsys.argv[0] = '/usr/bin/ctxbench'\n"
+            "import ctxbench.cli\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                          timeout=60)
+    assert done.returncode == 130
+    assert done.stderr == b"ctxbench: interrupted while starting; nothing was run or written\n"
+
+
+def test_ctrl_c_right_after_launch_never_shows_a_traceback(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = spec(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "ctxbench", "run", str(path),
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err
+    assert err.endswith((b"nothing was run or written\n",
+                         f"resume with: ctxbench run {path} --resume\n".encode()))
+
+
+def test_importing_the_cli_as_a_library_keeps_keyboard_interrupt() -> None:
+    import subprocess
+    import sys
+
+    code = ("import os, signal, time\nimport ctxbench.cli.main\n"
+            "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+            "os.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                          timeout=60)
+    assert done.returncode != 130 and b"KeyboardInterrupt" in done.stderr
+
+
+def test_main_restores_keyboard_interrupt_before_a_command_runs() -> None:
+    import signal
+
+    assert run(["--version"]) == 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

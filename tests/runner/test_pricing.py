@@ -63,8 +63,18 @@ def test_reasoning_rate_may_differ(tmp_path: Path) -> None:
      'ctxbench.pricing-snapshot.v1, got the string "v0"'),
     ({"rates_usd_per_million": {"uncached_input": -1, "cached_input": 0, "cache_write": 0,
                                 "output": 1}},
-     "p.json: /rates_usd_per_million/uncached_input: expected a number >= 0, got the "
-     "integer -1"),
+     "p.json: /rates_usd_per_million/uncached_input: expected a number in [0, 100000], got "
+     "the integer -1"),
+    ({"rates_usd_per_million": {"uncached_input": 1e300, "cached_input": 0, "cache_write": 0,
+                                "output": 1}},
+     "p.json: /rates_usd_per_million/uncached_input: expected a number in [0, 100000], got "
+     "the number 1e+300"),
+    ({"effective_date": "2026-13-45"},
+     'p.json: /effective_date: expected a calendar date YYYY-MM-DD, got the string '
+     '"2026-13-45"'),
+    ({"effective_date": "2026-02-30"},
+     'p.json: /effective_date: expected a calendar date YYYY-MM-DD, got the string '
+     '"2026-02-30"'),
     ({"source_reference": ""}, 'p.json: /source_reference: expected a non-blank string, got '
      'the string ""'),
     ({"tiers": [{"above_prompt_tokens": 5, "rates_usd_per_million": SNAPSHOT[

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxbench.core import InputError, TokenUsage
 from ctxbench.runner.prompt import build_messages, split_prompt
@@ -135,3 +137,67 @@ def test_fixture_reader_is_deterministic_and_labeled() -> None:
 
 def test_prompt_round_trips() -> None:
     assert split_prompt(build_messages("ctx\n\nmore", "q?")) == ("ctx\n\nmore", "q?")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) |
+    st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["choices", "message", "content", "usage", "prompt_tokens",
+                         "completion_tokens", "input_tokens", "output_tokens", "type", "text",
+                         "prompt_tokens_details", "cached_tokens", "refusal", "id"]),
+        inner, max_size=4),
+    max_leaves=12)
+
+
+@given(_JSON)
+def test_any_json_body_parses_or_fails_as_a_request(payload: object) -> None:
+    from ctxbench.runner.providers.anthropic import parse_message
+    from ctxbench.runner.providers.openai import parse_chat_completion
+    from ctxbench.runner.usage import UsageError, normalize_anthropic, normalize_openai
+
+    body = payload if isinstance(payload, dict) else {"choices": payload, "content": payload,
+                                                      "usage": payload}
+    for parse, normalize in ((parse_chat_completion, normalize_openai),
+                             (parse_message, normalize_anthropic)):
+        try:
+            text, usage = parse(body)
+        except RequestFailed as exc:
+            assert exc.error_class in ("malformed_response", "missing_usage")
+            continue
+        assert isinstance(text, str) and isinstance(usage, dict)
+        try:
+            counted = normalize(usage)
+        except UsageError as exc:
+            assert exc.kind.startswith("usage_")
+            continue
+        assert 0 <= counted.total <= 5 * 100_000_000
+
+
+@given(st.sampled_from([200, 200, 200, 400, 429, 500, 503]),
+       st.one_of(st.binary(max_size=200), _JSON.map(lambda v: json.dumps(v).encode())),
+       st.sampled_from([None, "gzip", "deflate", "br", "identity"]),
+       st.sampled_from(["application/json", "text/plain", "", "application/problem+json"]),
+       st.one_of(st.none(), st.text(max_size=30)))
+def test_any_http_response_is_a_response_or_a_classified_failure(
+        status: int, body: bytes, encoding: str | None, content_type: str,
+        retry_after: str | None) -> None:
+    headers = {"content-type": content_type}
+    if encoding:
+        headers["content-encoding"] = encoding
+    if retry_after is not None and retry_after.isprintable() and retry_after.isascii():
+        headers["retry-after"] = retry_after
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, content=body, headers=headers)
+
+    provider = OpenAIProvider(model="m", api_key="sk-fuzz-12345678",
+                              transport=httpx.MockTransport(handler))
+    try:
+        response = asyncio.run(provider.complete(REQUEST))
+    except RequestFailed as exc:
+        assert exc.error_class and (exc.http_status in (None, status))
+        assert exc.retry_after_s is None or 0 <= exc.retry_after_s <= 3600
+        return
+    assert status == 200 and isinstance(response.text, str)
+    assert response.usage.total <= 5 * 100_000_000

@@ -64,7 +64,7 @@ def test_full_spec_loads(tmp_path: Path) -> None:
      'exp.toml: [model].api_key_env: expected an environment variable NAME (not the key), '
      'got the string "sk-abc123"'),
     ({"model": {"provider": "fixture", "max_output_tokens": 0}},
-     "exp.toml: [model].max_output_tokens: expected an integer >= 1, got the integer 0"),
+     "exp.toml: [model].max_output_tokens: expected an integer in [1, 1000000], got the integer 0"),
     ({"replicates": 0},
      "exp.toml: replicates: expected an integer in [1, 1000], got the integer 0"),
     ({"seed": 1.5}, "exp.toml: seed: expected an integer in [0, 9007199254740991], "
@@ -77,8 +77,8 @@ def test_full_spec_loads(tmp_path: Path) -> None:
     ({"workload": {"source": "a.jsonl", "extra": 1}},
      "exp.toml: [workload].extra: expected no such field (it is not part of the format), "
      "got the unknown field 'extra'"),
-    ({"conditions": []}, "exp.toml: conditions: expected an array of tables ([[conditions]]), "
-     "at least one, got an array"),
+    ({"conditions": []}, "exp.toml: conditions: expected an array of 1 to 64 tables "
+     "([[conditions]]), got an array"),
     ({"conditions": [{"strategy": "compiled", "budgets": [100]}]},
      "exp.toml: conditions: expected a full_permitted_context condition (the paired "
      "baseline), got none among compiled"),
@@ -96,8 +96,22 @@ def test_full_spec_loads(tmp_path: Path) -> None:
      "exp.toml: [conditions][1].budgets: expected strictly ascending budgets, got an array"),
     ({"conditions": [{"strategy": "full_permitted_context"},
                      {"strategy": "compiled", "budgets": "all"}]},
-     'exp.toml: [conditions][1].budgets: expected a non-empty array of integers >= 1 or the '
-     'string "ladder", got the string "all"'),
+     'exp.toml: [conditions][1].budgets: expected a non-empty array of at most 64 integers '
+     'in [1, 10000000] or the string "ladder", got the string "all"'),
+    ({"conditions": [{"strategy": "full_permitted_context"},
+                     {"strategy": "compiled", "budgets": [2**64]}]},
+     'exp.toml: [conditions][1].budgets: expected a non-empty array of at most 64 integers '
+     'in [1, 10000000] or the string "ladder", got an array'),
+    ({"replicates": 10**12},
+     "exp.toml: replicates: expected an integer in [1, 1000], got the integer 1000000000000"),
+    ({"limits": {"timeout_s": 1e9}},
+     "exp.toml: [limits].timeout_s: expected a number in [0.001, 3600], got the number "
+     "1000000000.0"),
+    ({"limits": {"max_retry_wait_s": -1}},
+     "exp.toml: [limits].max_retry_wait_s: expected a number in [0, 3600], got the integer -1"),
+    ({"limits": {"tokens_per_minute": 2**63}},
+     "exp.toml: [limits].tokens_per_minute: expected an integer in [0, 1000000000], got the "
+     "integer 9223372036854775808"),
     ({"conditions": [{"strategy": "full_permitted_context"}, {"strategy": "external"}]},
      "exp.toml: [conditions][1].command: expected a `module:function` or a command line for "
      "the external strategy, got nothing (the field is missing)"),
@@ -162,3 +176,42 @@ def test_examples_validate_against_the_experiment_schema() -> None:
             document = tomllib.loads(entry.read_text(encoding="utf-8"))
             assert not [e.message for e in check.iter_errors(document)], entry.name
     assert list(check.iter_errors({"name": "x"}))  # required fields are enforced
+
+
+_BASE: dict[str, object] = {
+    "name": "x", "seed": 1, "replicates": 1, "output": "o", "workload": {"source": "q.jsonl"},
+    "model": {"provider": "fixture"},
+    "conditions": [{"strategy": "full_permitted_context"},
+                   {"strategy": "compiled", "budgets": [10]}]}
+
+
+@pytest.mark.parametrize(("field", "value", "ok"), [
+    ("replicates", 1000, True), ("replicates", 1001, False),
+    ("limits", {"concurrency": 1024}, True), ("limits", {"concurrency": 1025}, False),
+    ("limits", {"timeout_s": 3600}, True), ("limits", {"timeout_s": 3600.5}, False),
+    ("limits", {"max_retry_wait_s": 3600}, True), ("limits", {"max_retry_wait_s": 3601}, False),
+    ("limits", {"backoff_s": 601}, False), ("limits", {"retries": 21}, False),
+    ("limits", {"requests_per_minute": 10**9 + 1}, False),
+    ("model", {"provider": "fixture", "max_output_tokens": 10**6 + 1}, False),
+    ("model", {"provider": "fixture", "stop": ["a"] * 16}, True),
+    ("model", {"provider": "fixture", "stop": ["a"] * 17}, False),
+    ("model", {"provider": "fixture", "stop": [""]}, False),
+    ("model", {"provider": "fixture", "n_ctx": 10**7 + 1}, False),
+    ("workload", {"source": "q.jsonl", "limit": 10**7 + 1}, False),
+    ("conditions", [{"strategy": "full_permitted_context"},
+                    {"strategy": "compiled", "budgets": [10**7]}], True),
+    ("conditions", [{"strategy": "full_permitted_context"},
+                    {"strategy": "compiled", "budgets": [10**7 + 1]}], False),
+    ("conditions", [{"strategy": "full_permitted_context"},
+                    {"strategy": "compiled", "budgets": list(range(1, 66))}], False),
+])
+def test_bounds_agree_with_the_experiment_schema(field: str, value: object, ok: bool) -> None:
+    from ctxbench.schemas import validator
+
+    document = {**_BASE, field: value}
+    assert (not list(validator("ctxbench.experiment.v1").iter_errors(document))) is ok
+    if ok:
+        parse_spec(document, path=Path("/tmp/x.toml"))
+    else:
+        with pytest.raises(InputError):
+            parse_spec(document, path=Path("/tmp/x.toml"))

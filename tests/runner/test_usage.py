@@ -53,9 +53,20 @@ def test_anthropic_null_cache_fields_count_as_zero() -> None:
 
 @pytest.mark.parametrize(("usage", "message"), [
     (None, "usage: expected an object, got null"),
-    ({"completion_tokens": 1}, "usage.prompt_tokens: expected an integer >= 0, got null"),
+    ({"completion_tokens": 1},
+     "usage.prompt_tokens: expected an integer in [0, 100000000], got nothing"),
     ({"prompt_tokens": "9", "completion_tokens": 1},
-     'usage.prompt_tokens: expected an integer >= 0, got the string "9"'),
+     'usage.prompt_tokens: expected an integer in [0, 100000000], got the string "9"'),
+    ({"prompt_tokens": 10**30, "completion_tokens": 1},
+     "usage.prompt_tokens: expected an integer in [0, 100000000], got an integer of about 31 "
+     "digits"),
+    ({"prompt_tokens": 2**53, "completion_tokens": 1},
+     "usage.prompt_tokens: expected an integer in [0, 100000000], got the integer "
+     "9007199254740992"),
+    ({"prompt_tokens": 5, "completion_tokens": -1},
+     "usage.completion_tokens: expected an integer in [0, 100000000], got the integer -1"),
+    ({"prompt_tokens": 1e30, "completion_tokens": 1},
+     "usage.prompt_tokens: expected an integer in [0, 100000000], got the number 1e+30"),
     ({"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 6}},
      "usage.prompt_tokens_details.cached_tokens: expected at most prompt_tokens (5), got 6"),
     ({"prompt_tokens": 5, "completion_tokens": 1,
@@ -72,8 +83,8 @@ def test_malformed_openai_usage_is_an_error(usage: object, message: str) -> None
 
 
 def test_malformed_anthropic_usage_is_an_error() -> None:
-    with pytest.raises(UsageError, match=r"usage.output_tokens: expected an integer >= 0, got "
-                       r"the boolean true"):
+    with pytest.raises(UsageError, match=r"usage.output_tokens: expected an integer in "
+                       r"\[0, 100000000\], got the boolean true"):
         normalize_anthropic({"input_tokens": 1, "output_tokens": True})
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 import click
@@ -53,4 +55,6 @@ _register()
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: run the CLI, turning ctxbench errors into one line and an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # see ctxbench/cli/__init__
     sys.exit(run_guarded(cli, args, debug="--debug" in args))

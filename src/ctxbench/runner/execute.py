@@ -2,27 +2,60 @@
 
 Every attempt is kept with its own usage and cost. A request that never got a response
 is an ``error`` trial with its error class and zero usage; nothing is estimated.
+
+Each attempt runs under the spec's ``timeout_s`` as a wall-clock deadline, whatever the
+provider does. Retries wait ``max(Retry-After, jittered exponential backoff)``, capped at
+``max_retry_wait_s``; the jitter comes from the stream ``(seed, "retry-backoff", trial
+key)``, so a rerun waits the same. A success whose usage reports no context tokens is a
+failed attempt (``usage_zero_context``), billed for what it did report. An unexpected
+exception inside a trial becomes that trial's ``runner_error:<exception type>`` failure
+instead of stopping the run. Every string kept from a response is redacted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.core import CtxbenchError, TokenUsage, derive_seed
+from ctxbench.core import TokenUsage, derive_seed
 from ctxbench.runner import scorers
 from ctxbench.runner.contexts import BuiltContext, ContextBuilder
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.prompt import build_messages
-from ctxbench.runner.providers.base import Provider, ProviderRequest, RequestFailed
+from ctxbench.runner.providers.base import (
+    Provider,
+    ProviderRequest,
+    ProviderResponse,
+    RequestFailed,
+)
 from ctxbench.runner.ratelimit import RateLimiter
-from ctxbench.runner.record import Attempt, CostSource, TrialIdentity, build_trial
+from ctxbench.runner.record import CostSource, ProviderAttempt, TrialIdentity, build_trial
+from ctxbench.runner.redact import Redactor
 from ctxbench.runner.spec import ConditionSpec, ExperimentSpec
 from ctxbench.runner.workload import WorkTask
 
-__all__ = ["PlannedTrial", "TrialResult", "TrialRunner"]
+__all__ = ["DEADLINE_SLACK_S", "PlannedTrial", "TrialResult", "TrialRunner", "retry_wait"]
+
+# The runner's own guard fires this long after ``timeout_s``, so that a provider's own
+# deadline (which keeps its latency and request id) normally reports first.
+DEADLINE_SLACK_S = 0.25
+
+
+def retry_wait(number: int, *, backoff_s: float, cap_s: float, retry_after_s: float | None,
+               rng: random.Random) -> float:
+    """Seconds to wait after failed attempt ``number`` (1-based).
+
+    Exponential backoff ``backoff_s * 2**(number-1)`` with equal jitter (half fixed, half
+    uniform), never shorter than the server's ``Retry-After``, never longer than ``cap_s``.
+    """
+    step = backoff_s * 2.0 ** min(number - 1, 30)
+    wait = step / 2 + rng.random() * step / 2
+    if retry_after_s is not None:
+        wait = max(wait, retry_after_s)
+    return min(wait, cap_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +88,8 @@ class TrialRunner:
 
     def __init__(self, *, spec: ExperimentSpec, provider: Provider, contexts: ContextBuilder,
                  ident: TrialIdentity, cost: CostSource, pricing: PricingSnapshot | None,
-                 limiter: RateLimiter, judge: Judge | None = None) -> None:
+                 limiter: RateLimiter, judge: Judge | None = None,
+                 redactor: Redactor | None = None) -> None:
         self.spec = spec
         self.provider = provider
         self.contexts = contexts
@@ -64,32 +98,61 @@ class TrialRunner:
         self.pricing = pricing
         self.limiter = limiter
         self.judge = judge
+        self.redactor = redactor or Redactor()
 
     def _cost(self, usage: TokenUsage) -> tuple[int, int]:
         return self.pricing.cost_micro(usage) if self.pricing is not None else (0, 0)
 
-    async def _attempts(self, request: ProviderRequest, estimate: int
-                        ) -> tuple[list[Attempt], str]:
+    async def _complete(self, request: ProviderRequest) -> ProviderResponse:
+        """One provider call under the run's wall-clock deadline, with usage checked."""
+        timeout = self.spec.limits.timeout_s
+        try:
+            async with asyncio.timeout(timeout + DEADLINE_SLACK_S):
+                response = await self.provider.complete(request)
+        except TimeoutError as exc:
+            raise RequestFailed(f"no response within the {timeout:g} s deadline",
+                                error_class="deadline_exceeded", retryable=True,
+                                latency_ms=(timeout + DEADLINE_SLACK_S) * 1000) from exc
+        if response.usage.context_tokens < 1:
+            # Every request carries a prompt; a count of zero is not a measurement, and a
+            # success with context_tokens 0 is a record no analyzer accepts.
+            raise RequestFailed("the response reports 0 context (prompt) tokens",
+                                error_class="usage_zero_context",
+                                http_status=response.http_status,
+                                request_id=response.request_id,
+                                latency_ms=response.latency_ms, usage=response.usage,
+                                raw_usage=response.raw_usage)
+        return response
+
+    async def _attempts(self, request: ProviderRequest, estimate: int,
+                        key: tuple[str, str, int], attempts: list[ProviderAttempt]) -> str:
         limits = self.spec.limits
-        attempts: list[Attempt] = []
+        redact = self.redactor
+        rng: random.Random | None = None
         for number in range(1, limits.retries + 2):
             await self.limiter.acquire(estimate)
             try:
-                response = await self.provider.complete(request)
+                response = await self._complete(request)
             except RequestFailed as exc:
-                attempts.append(Attempt(number, "error", exc.error_class, exc.http_status,
-                                        exc.usage, *self._cost(exc.usage), exc.latency_ms,
-                                        exc.request_id, exc.raw_usage))
+                attempts.append(ProviderAttempt(
+                    number, "error", exc.error_class, exc.http_status, exc.usage,
+                    *self._cost(exc.usage), exc.latency_ms, redact.optional(exc.request_id),
+                    redact.json(exc.raw_usage)))
                 if not exc.retryable or number > limits.retries:
-                    return attempts, ""
-                await asyncio.sleep(limits.backoff_s * 2 ** (number - 1))
+                    return ""
+                if rng is None:  # derived only when a retry happens (most trials have none)
+                    rng = random.Random(derive_seed(self.spec.seed, "retry-backoff",
+                                                    *map(str, key)))
+                await asyncio.sleep(retry_wait(number, backoff_s=limits.backoff_s,
+                                               cap_s=limits.max_retry_wait_s,
+                                               retry_after_s=exc.retry_after_s, rng=rng))
                 continue
-            attempts.append(Attempt(number, "success", None, response.http_status,
-                                    response.usage, *self._cost(response.usage),
-                                    response.latency_ms, response.request_id,
-                                    response.raw_usage))
-            return attempts, response.text
-        return attempts, ""
+            attempts.append(ProviderAttempt(
+                number, "success", None, response.http_status, response.usage,
+                *self._cost(response.usage), response.latency_ms,
+                redact.optional(response.request_id), redact.json(response.raw_usage)))
+            return redact.text(response.text)
+        return ""
 
     def _scores(self, task: WorkTask, answer: str, context: BuiltContext
                 ) -> tuple[float, float, float]:
@@ -122,20 +185,26 @@ class TrialRunner:
             max_output_tokens=model.max_output_tokens, temperature=model.temperature,
             stop=model.stop, extra=planned.spec.params,
             seed=derive_seed(self.spec.seed, "request", *map(str, planned.key)) % (2**31))
+        attempts: list[ProviderAttempt] = []
         try:
-            attempts, answer = await self._attempts(
-                request, context.token_count + model.max_output_tokens)
-        except CtxbenchError:
-            attempts, answer = [Attempt(1, "error", "runner_error", None, TokenUsage(), 0,
-                                        0, 0.0, None, None)], ""
-        success = attempts[-1].outcome == "success"
-        task_score, recall, unsupported = (self._scores(task, answer, context) if success
-                                           else (0.0, self._evidence(task, context), 0.0))
-        if success and self.judge is not None:
-            # The judge sees question, reference and answer only: never the condition,
-            # the budget or the context.
-            task_score = await self.judge.score(task.query, task.answers or task.answer_terms,
-                                                answer)
+            answer = await self._attempts(request, context.token_count +
+                                          model.max_output_tokens, planned.key, attempts)
+            success = attempts[-1].outcome == "success"
+            task_score, recall, unsupported = (self._scores(task, answer, context) if success
+                                               else (0.0, self._evidence(task, context), 0.0))
+            if success and self.judge is not None:
+                # The judge sees question, reference and answer only: never the condition,
+                # the budget or the context.
+                task_score = await self.judge.score(
+                    task.query, task.answers or task.answer_terms, answer)
+        except Exception as exc:
+            # One trial's crash must not end the run. Attempts already made stay on the
+            # bill; the crash is the trial's last attempt.
+            attempts.append(ProviderAttempt(len(attempts) + 1, "error",
+                                            f"runner_error:{type(exc).__name__}", None,
+                                            TokenUsage(), 0, 0, 0.0, None, None))
+            answer, task_score, unsupported = "", 0.0, 0.0
+            recall = self._evidence(task, context)
         record = build_trial(
             ident=self.ident, task_id=task.task_id, condition=planned.condition,
             strategy=planned.spec.strategy, budget=planned.budget,
@@ -144,4 +213,6 @@ class TrialRunner:
             compile_ms=context.compile_ms, attempts=attempts, answer=answer,
             task_score=task_score, evidence_recall=recall,
             unsupported_claim_rate=unsupported, cost=self.cost)
-        return TrialResult(record=record, context=context, answer=answer)
+        # Once more over the whole record: any configured key (this provider's, the
+        # judge's) echoed anywhere is gone before the line is written.
+        return TrialResult(record=self.redactor.json(record), context=context, answer=answer)

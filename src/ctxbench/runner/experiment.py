@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core import InputError, atomic_write_json, blake3_hex
+from ctxbench.core import CtxbenchError, InputError, RuntimeFailure, atomic_write_json, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
@@ -30,13 +30,14 @@ from ctxbench.runner.progress import progress_display
 from ctxbench.runner.providers.base import Provider, get_provider
 from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
+from ctxbench.runner.redact import MIN_SECRET_CHARS, Redactor
 from ctxbench.runner.reports import write_prereg, write_reports
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
 from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
 
-__all__ = ["RunSummary", "run_experiment", "run_loaded"]
+__all__ = ["RunStopped", "RunSummary", "run_experiment", "run_loaded"]
 
 FIXTURE_LABEL = ("conformance fixture: answers from the deterministic extractive reader, "
                  "word counts as tokens, zero cost; not a measurement of any model")
@@ -61,6 +62,35 @@ class RunSummary:
     labels: list[str] = field(default_factory=list)
 
 
+class RunStopped(RuntimeFailure):
+    """The trial phase stopped on an error; every finished trial is recorded and the run
+    continues with the resume command. ``exit_code`` is the original error's."""
+
+    def __init__(self, message: str, *, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _api_key(spec: ExperimentSpec, model: ModelSpec) -> str | None:
+    """The key named by ``api_key_env``; it must be long enough to be redacted reliably."""
+    if model.provider not in ("openai", "anthropic") or not model.api_key_env:
+        return None
+    key = os.environ.get(model.api_key_env)
+    if not key:
+        raise InputError(f"{spec.path}: api_key_env: the environment variable "
+                         f"{model.api_key_env} is not set")
+    if len(key) < MIN_SECRET_CHARS:
+        raise InputError(f"{spec.path}: api_key_env: expected a key of at least "
+                         f"{MIN_SECRET_CHARS} characters in {model.api_key_env} (shorter ones "
+                         f"cannot be told apart from text to redact), got {len(key)}")
+    return key
+
+
+def _redactor(spec: ExperimentSpec) -> Redactor:
+    models = [spec.model] + ([spec.judge.model] if spec.judge is not None else [])
+    return Redactor(_api_key(spec, m) for m in models)
+
+
 def tokenizer_name(spec: ExperimentSpec) -> str:
     """The budget tokenizer of a run: the workload's, else the one that fits the model."""
     if spec.workload.tokenizer is not None:
@@ -75,19 +105,13 @@ def _provider(spec: ExperimentSpec, options: dict[str, Any],
     model = model or spec.model
     kwargs: dict[str, Any] = {"model": model.model}
     if model.provider in ("openai", "anthropic"):
-        key = None
-        if model.api_key_env:
-            key = os.environ.get(model.api_key_env)
-            if not key:
-                raise InputError(f"{spec.path}: api_key_env: the environment variable "
-                                 f"{model.api_key_env} is not set")
-        kwargs.update(api_key=key, timeout_s=spec.limits.timeout_s)
+        kwargs.update(api_key=_api_key(spec, model), timeout_s=spec.limits.timeout_s)
         if model.base_url:
             kwargs["base_url"] = model.base_url
     elif model.provider == "llamacpp":
         kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx,
                       n_threads=model.n_threads, rope_freq_scale=model.rope_freq_scale,
-                      prompt_cache_mb=model.prompt_cache_mb)
+                      prompt_cache_mb=model.prompt_cache_mb, timeout_s=spec.limits.timeout_s)
     kwargs.update(options)
     return get_provider(model.provider, **kwargs)
 
@@ -136,27 +160,64 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                provider_options: dict[str, Any] | None = None, spec_arg: str | None = None,
                labels: list[str] | None = None,
                on_result: Callable[[TrialResult], None] | None = None) -> RunSummary:
-    """Run a loaded spec; raises InputError if the output already holds an unrelated run."""
-    out = spec.output
-    trials_path, manifest_path = out / "trials.jsonl", out / "manifest.json"
+    """Run a loaded spec; raises InputError if the output already holds an unrelated run.
+
+    Ctrl-C at any point (start-up included) returns an ``interrupted`` summary with the
+    resume command; an error after the first trial raises :class:`RunStopped`, whose
+    message says that the finished trials are recorded and how to resume.
+    """
     run_id = f"{spec.name}-{spec.digest[:12] or blake3_hex(spec.name.encode())[:12]}"
     resume_command = f"ctxbench run {shlex.quote(spec_arg or str(spec.path))} --resume"
+    counted = [0]
+    try:
+        return _run(spec, run_id=run_id, resume_command=resume_command, resume=resume,
+                    show_progress=show_progress, provider_options=provider_options or {},
+                    labels=list(labels or []), on_result=on_result, counted=counted)
+    except KeyboardInterrupt:
+        return RunSummary(output=spec.output, run_id=run_id, planned=0, completed=counted[0],
+                          skipped=0, interrupted=True, resume_command=resume_command,
+                          torn_line=None)
+    except OSError as exc:  # the output directory, the disk, a file that is not one
+        raise _stopped(exc, trials=spec.output / "trials.jsonl",
+                       resume_command=resume_command, phase="the run stopped") from exc
+
+
+def _stopped(exc: BaseException, *, trials: Path, resume_command: str,
+             phase: str) -> RunStopped:
+    text = str(exc)
+    text = text if len(text) <= 400 else text[:400] + "..."
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    elif not isinstance(exc, CtxbenchError):
+        text = f"unexpected {type(exc).__name__}: {text}"
+    return RunStopped(f"{text} ({phase}; every finished trial is recorded in {trials}; "
+                      f"resume with: {resume_command})",
+                      exit_code=exc.exit_code if isinstance(exc, CtxbenchError) else 3)
+
+
+def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool,
+         show_progress: bool, provider_options: dict[str, Any], labels: list[str],
+         on_result: Callable[[TrialResult], None] | None, counted: list[int]) -> RunSummary:
+    out = spec.output
+    trials_path, manifest_path = out / "trials.jsonl", out / "manifest.json"
     if not resume and trials_path.exists() and trials_path.stat().st_size > 0:
         raise InputError(f"{out}: already holds a run; continue it with `{resume_command}` or "
                          "choose another output directory")
     if resume and manifest_path.exists():
         check_resumable(manifest_path, spec)
+    # Everything a later writer needs is checked here, before any trial is sent.
+    redactor = _redactor(spec)
+    cost, snapshot, pricing_info = _pricing(spec)
     workload = load_workload(spec.workload)
     plan = plan_trials(spec, workload)
-    cost, snapshot, pricing_info = _pricing(spec)
-    all_labels = list(labels or [])
+    all_labels = labels
     if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
     contexts = ContextBuilder(workload, tokenizer_name(spec))
-    contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
-    judge = _judge(spec, provider_options or {})
-    provider = _provider(spec, provider_options or {})
     try:
+        contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
+        judge = _judge(spec, provider_options)
+        provider = _provider(spec, provider_options)
         conditions = sorted({p.condition for p in plan})
         if not (resume and manifest_path.exists()):
             atomic_write_json(manifest_path, build_manifest(
@@ -186,13 +247,15 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
         runner = TrialRunner(spec=spec, provider=provider, contexts=contexts, ident=ident,
                              cost=cost, pricing=snapshot, limiter=RateLimiter(
                                  spec.limits.requests_per_minute, spec.limits.tokens_per_minute),
-                             judge=judge)
-        log = TrialLog(trials_path, resume=resume)
+                             judge=judge, redactor=redactor)
+        log = TrialLog(trials_path, resume=resume,
+                       planned={p.key for p in plan}, run_id=run_id)
         torn = log.torn.line if log.torn else None
         commit = GroupCommit(log)
 
         async def record(result: TrialResult) -> None:
             await commit(result.record)
+            counted[0] += 1
             if on_result is not None:
                 on_result(result)
 
@@ -210,6 +273,9 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
         try:
             with progress_display(enabled=show_progress) as update:
                 outcome = asyncio.run(main(update))
+        except Exception as exc:
+            raise _stopped(exc, trials=trials_path, resume_command=resume_command,
+                           phase="the run stopped") from exc
         finally:
             log.close()
         phase_s, phase_cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
@@ -220,10 +286,14 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                              trial_phase_s=phase_s, trial_phase_cpu_s=phase_cpu_s)
         if outcome.interrupted:
             return summary
-        reports, verdicts = write_reports(spec=spec, workload=workload, contexts=contexts,
-                                          run_id=run_id, snapshot=snapshot,
-                                          trials_path=trials_path, labels=all_labels,
-                                          judge=judge)
+        try:
+            reports, verdicts = write_reports(spec=spec, workload=workload, contexts=contexts,
+                                              run_id=run_id, snapshot=snapshot,
+                                              trials_path=trials_path, labels=all_labels,
+                                              judge=judge)
+        except Exception as exc:
+            raise _stopped(exc, trials=trials_path, resume_command=resume_command,
+                           phase="writing the reports") from exc
         return replace(summary, reports=reports, verdicts=verdicts)
     finally:
         contexts.close()

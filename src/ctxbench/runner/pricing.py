@@ -17,6 +17,7 @@ rounding half to even.
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,10 @@ SELF_HOSTED_REFERENCE = ("self_hosted: no API fee; hardware, energy, operations 
                          "depreciation not measured")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _RATE_NAMES = ("uncached_input", "cached_input", "cache_write", "output")
+# USD per million tokens: far above any price list, and low enough that a trial's cost
+# (at most 1e8 tokens per count, runner.usage) stays an exact float in billed_cost_usd.
+MAX_RATE_USD_PER_MILLION = 100_000.0
+MAX_TIERS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +107,10 @@ def _rates(f: Fields, field: str) -> Rates:
     assert obj is not None
     r = f.child(field, obj)
     r.only({*_RATE_NAMES, "reasoning"})
-    values = {name: usd_to_micro(r.req_number(name, minimum=0)) for name in _RATE_NAMES}
-    reasoning = r.number("reasoning", minimum=0, optional=True)
+    top = MAX_RATE_USD_PER_MILLION
+    values = {name: usd_to_micro(r.req_number(name, minimum=0, maximum=top))
+              for name in _RATE_NAMES}
+    reasoning = r.number("reasoning", minimum=0, maximum=top, optional=True)
     return Rates(**values, reasoning=values["output"] if reasoning is None
                  else usd_to_micro(reasoning))
 
@@ -121,13 +128,20 @@ def load_pricing_snapshot(path: str | Path) -> PricingSnapshot:
     f.enum("currency", ["USD"], optional=True)
     f.string("notes", optional=True, nonblank=False)
     date = f.matching("effective_date", _DATE, "a date YYYY-MM-DD")
+    try:
+        datetime.date.fromisoformat(date or "")
+    except ValueError:
+        f.fail("effective_date", "a calendar date YYYY-MM-DD", date)
+    raw_tiers = f.array("tiers", optional=True) or []
+    if len(raw_tiers) > MAX_TIERS:
+        f.fail("tiers", f"at most {MAX_TIERS} tiers", got_text=f"{len(raw_tiers)} tiers")
     tiers: list[tuple[int, Rates]] = []
-    for index, item in enumerate(f.array("tiers", optional=True) or []):
+    for index, item in enumerate(raw_tiers):
         if not isinstance(item, dict):
             f.child("tiers", {}).fail(str(index), "a JSON object", item)
         t = Fields(item, path=shown, pointer=f"/tiers/{index}")
         t.only({"above_prompt_tokens", "rates_usd_per_million"})
-        threshold = t.req_int("above_prompt_tokens", minimum=0)
+        threshold = t.req_int("above_prompt_tokens", minimum=0, maximum=2**53 - 1)
         if tiers and threshold <= tiers[-1][0]:
             t.fail("above_prompt_tokens", f"a threshold above the previous tier's "
                    f"({tiers[-1][0]})", threshold)

@@ -8,12 +8,16 @@ from typing import Any
 from ctxbench.core import TokenUsage, micro_to_usd, sha256_hex
 from ctxbench.protocols.cef.rules import CTXBENCH_SCHEMA
 
-__all__ = ["Attempt", "CostSource", "TrialIdentity", "build_trial"]
+__all__ = ["CostSource", "ProviderAttempt", "TrialIdentity", "build_trial"]
 
 
 @dataclass(frozen=True, slots=True)
-class Attempt:
-    """One request: its outcome, the usage the provider reported for it, and its cost."""
+class ProviderAttempt:
+    """One request as the runner made it: outcome, the usage the provider reported, cost.
+
+    It is written as one item of a trial's ``attempts``; readers of trial logs get the
+    read-side view, ``ctxbench.protocols.cef.records.Attempt``.
+    """
 
     attempt: int
     outcome: str
@@ -61,7 +65,7 @@ class TrialIdentity:
 
 def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy: str,
                 budget: int | None, replicate: int, condition_order: int, context_sha256: str,
-                context_commit_id: str | None, compile_ms: float, attempts: list[Attempt],
+                context_commit_id: str | None, compile_ms: float, attempts: list[ProviderAttempt],
                 answer: str | None, task_score: float, evidence_recall: float,
                 unsupported_claim_rate: float, cost: CostSource) -> dict[str, Any]:
     """The record; usage and cost are sums over every attempt (retries stay billed)."""
@@ -74,7 +78,8 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
     elif usage.total > 0:
         usage_source = "provider_response"
     else:
-        usage_source = "runner_error" if last.error_type == "runner_error" else "provider_error"
+        usage_source = ("runner_error" if (last.error_type or "").startswith("runner_error")
+                        else "provider_error")
     request_id = next((a.request_id for a in reversed(attempts) if a.request_id), None)
     if request_id is None:
         # No response carried an id: a stable hash names the request instead.

@@ -32,13 +32,35 @@ from typing import Any
 from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file, load_toml
 from ctxbench.runner.scorers import SCORERS
 
-__all__ = ["STRATEGIES", "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits", "ModelSpec",
-           "WorkloadSpec", "load_spec", "parse_spec"]
+__all__ = ["BOUNDS", "STRATEGIES", "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits",
+           "ModelSpec", "WorkloadSpec", "load_spec", "parse_spec"]
 
 STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled", "external")
 BUILTIN_SEED = "builtin:enterprise-seed"
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}")
-_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+# Upper bounds of every count in a spec (docs/runner.md lists them). Each is far above
+# any real experiment and low enough that the run's memory and arithmetic stay bounded.
+BOUNDS: dict[str, int] = {
+    "replicates": 1000,
+    "conditions": 64,
+    "budgets": 64,             # budgets per condition
+    "budget": 10_000_000,      # tokens
+    "max_output_tokens": 1_000_000,
+    "stop": 16,                # stop sequences
+    "n_ctx": 10_000_000,
+    "n_threads": 256,
+    "prompt_cache_mb": 262_144,
+    "limit": 10_000_000,       # workload tasks
+    "concurrency": 1024,
+    "requests_per_minute": 1_000_000_000,
+    "tokens_per_minute": 1_000_000_000,
+    "timeout_s": 3600,
+    "retries": 20,
+    "backoff_s": 600,
+    "max_retry_wait_s": 3600,
+}
 
 
 class _TomlFields(Fields):
@@ -127,12 +149,15 @@ class ConditionSpec:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
+    """Execution limits; ``timeout_s`` is each attempt's wall-clock deadline."""
+
     concurrency: int
     requests_per_minute: int
     tokens_per_minute: int
     timeout_s: float
     retries: int
     backoff_s: float
+    max_retry_wait_s: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +197,8 @@ def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
     return WorkloadSpec(source=source, format=fmt,
                         corpus=_resolve(base, corpus) if corpus else None,
                         tokenizer=t.string("tokenizer", optional=True),
-                        limit=t.integer("limit", minimum=1, optional=True))
+                        limit=t.integer("limit", minimum=1, maximum=BOUNDS["limit"],
+                                        optional=True))
 
 
 def _model(t: _TomlFields) -> ModelSpec:
@@ -189,16 +215,27 @@ def _model(t: _TomlFields) -> ModelSpec:
         ("extractive-reader-v1" if provider == "fixture" else
          "SmolLM2-135M-Instruct.Q4_1" if provider == "llamacpp" else t.req_string("model")),
         temperature=0.0 if temperature is None else temperature,
-        max_output_tokens=t.integer("max_output_tokens", minimum=1, optional=True) or 256,
-        stop=t.strings("stop"),
+        max_output_tokens=t.integer("max_output_tokens", minimum=1,
+                                    maximum=BOUNDS["max_output_tokens"], optional=True) or 256,
+        stop=_stops(t),
         base_url=t.string("base_url", optional=True),
         api_key_env=key_env,
         model_path=t.string("model_path", optional=True),
-        n_ctx=t.integer("n_ctx", minimum=256, optional=True) or 8192,
-        n_threads=t.integer("n_threads", minimum=1, maximum=256, optional=True),
+        n_ctx=t.integer("n_ctx", minimum=256, maximum=BOUNDS["n_ctx"], optional=True) or 8192,
+        n_threads=t.integer("n_threads", minimum=1, maximum=BOUNDS["n_threads"],
+                            optional=True),
         rope_freq_scale=t.number("rope_freq_scale", minimum=0.01, maximum=1, optional=True),
-        prompt_cache_mb=t.integer("prompt_cache_mb", minimum=0, optional=True) or 0,
+        prompt_cache_mb=t.integer("prompt_cache_mb", minimum=0,
+                                  maximum=BOUNDS["prompt_cache_mb"], optional=True) or 0,
     )
+
+
+def _stops(t: _TomlFields) -> tuple[str, ...]:
+    stops = t.strings("stop")
+    if len(stops) > BOUNDS["stop"] or any(not s or len(s) > 256 for s in stops):
+        t.fail("stop", f"at most {BOUNDS['stop']} stop sequences of 1-256 characters",
+               list(stops))
+    return stops
 
 
 def _condition(t: _TomlFields) -> ConditionSpec:
@@ -209,13 +246,15 @@ def _condition(t: _TomlFields) -> ConditionSpec:
     raw = t.value.get("budgets")
     ladder = raw == "ladder"
     budgets: tuple[int, ...] = ()
-    if isinstance(raw, list) and raw and all(
-            isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in raw):
+    top = BOUNDS["budget"]
+    if isinstance(raw, list) and raw and len(raw) <= BOUNDS["budgets"] and all(
+            isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= top for b in raw):
         budgets = tuple(raw)
         if list(budgets) != sorted(set(budgets)):
             t.fail("budgets", "strictly ascending budgets", raw)
     elif raw is not None and not ladder:
-        t.fail("budgets", 'a non-empty array of integers >= 1 or the string "ladder"', raw)
+        t.fail("budgets", f"a non-empty array of at most {BOUNDS['budgets']} integers in "
+               f'[1, {top}] or the string "ladder"', raw)
     if strategy == "full_permitted_context" and (budgets or ladder):
         t.fail("budgets", "no budgets (the full permitted context is not budgeted)", raw)
     if strategy in ("naive_top_k", "compiled") and not (budgets or ladder):
@@ -235,19 +274,26 @@ def _condition(t: _TomlFields) -> ConditionSpec:
 
 def _limits(t: _TomlFields | None) -> Limits:
     if t is None:
-        return Limits(4, 0, 0, 60.0, 3, 1.0)
+        return Limits(4, 0, 0, 60.0, 3, 1.0, 60.0)
     t.only({"concurrency", "requests_per_minute", "tokens_per_minute", "timeout_s",
-            "retries", "backoff_s"})
-    timeout = t.number("timeout_s", minimum=0.001, optional=True)
-    backoff = t.number("backoff_s", minimum=0, optional=True)
-    retries = t.integer("retries", minimum=0, maximum=20, optional=True)
+            "retries", "backoff_s", "max_retry_wait_s"})
+    timeout = t.number("timeout_s", minimum=0.001, maximum=BOUNDS["timeout_s"], optional=True)
+    backoff = t.number("backoff_s", minimum=0, maximum=BOUNDS["backoff_s"], optional=True)
+    wait = t.number("max_retry_wait_s", minimum=0, maximum=BOUNDS["max_retry_wait_s"],
+                    optional=True)
+    retries = t.integer("retries", minimum=0, maximum=BOUNDS["retries"], optional=True)
     return Limits(
-        concurrency=t.integer("concurrency", minimum=1, maximum=1024, optional=True) or 4,
-        requests_per_minute=t.integer("requests_per_minute", minimum=0, optional=True) or 0,
-        tokens_per_minute=t.integer("tokens_per_minute", minimum=0, optional=True) or 0,
+        concurrency=t.integer("concurrency", minimum=1, maximum=BOUNDS["concurrency"],
+                              optional=True) or 4,
+        requests_per_minute=t.integer("requests_per_minute", minimum=0,
+                                      maximum=BOUNDS["requests_per_minute"],
+                                      optional=True) or 0,
+        tokens_per_minute=t.integer("tokens_per_minute", minimum=0,
+                                    maximum=BOUNDS["tokens_per_minute"], optional=True) or 0,
         timeout_s=60.0 if timeout is None else timeout,
         retries=3 if retries is None else retries,
-        backoff_s=1.0 if backoff is None else backoff)
+        backoff_s=1.0 if backoff is None else backoff,
+        max_retry_wait_s=60.0 if wait is None else wait)
 
 
 def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = None,
@@ -264,9 +310,10 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
     model = _model(top.table_of("model"))  # type: ignore[arg-type]
     workload = _workload(top.table_of("workload"), base)  # type: ignore[arg-type]
     raw_conditions = top.value.get("conditions")
-    if not isinstance(raw_conditions, list) or not raw_conditions:
-        top.fail("conditions", "an array of tables ([[conditions]]), at least one",
-                 raw_conditions)
+    if not isinstance(raw_conditions, list) or not raw_conditions or \
+            len(raw_conditions) > BOUNDS["conditions"]:
+        top.fail("conditions", f"an array of 1 to {BOUNDS['conditions']} tables "
+                 "([[conditions]])", raw_conditions)
     conditions = []
     assert isinstance(raw_conditions, list)
     for index, item in enumerate(raw_conditions):
@@ -317,7 +364,7 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
     output = top.req_string("output")
     return ExperimentSpec(
         name=name, seed=top.req_int("seed", minimum=0, maximum=2**53 - 1),
-        replicates=top.req_int("replicates", minimum=1, maximum=1000),
+        replicates=top.req_int("replicates", minimum=1, maximum=BOUNDS["replicates"]),
         output=_resolve(base, output), workload=workload, model=model,
         conditions=tuple(conditions), pricing=pricing, task_scorer=scorer, judge=judge,
         preregistration=prereg, limits=_limits(top.table_of("limits", optional=True)),

@@ -7,7 +7,12 @@
   ``cache_creation_input_tokens``; ``output_tokens`` is everything generated (the API
   does not split out thinking tokens, so reasoning is 0 and it is billed as output).
 
-A malformed usage object raises :class:`UsageError`; counts are never guessed.
+A malformed usage object raises :class:`UsageError` whose ``kind`` is what the failed
+attempt records (``usage_not_integer``, ``usage_negative``, ``usage_absurd``,
+``usage_inconsistent``, ``usage_missing``); counts are never guessed, clipped or coerced.
+Every count must be at most :data:`MAX_USAGE_TOKENS` (100 million tokens, ten times the
+largest context window any provider offers), which also keeps every count far below
+2**53 - 1, so it survives any JSON reader exactly.
 """
 
 from __future__ import annotations
@@ -16,20 +21,40 @@ from typing import Any
 
 from ctxbench.core import TokenUsage, describe_value
 
-__all__ = ["UsageError", "normalize_anthropic", "normalize_openai"]
+__all__ = ["MAX_USAGE_TOKENS", "UsageError", "normalize_anthropic", "normalize_openai"]
+
+MAX_USAGE_TOKENS = 100_000_000
 
 
 class UsageError(ValueError):
-    """A usage object that breaks its provider's documented shape."""
+    """A usage object that breaks its provider's documented shape; ``kind`` classifies it."""
+
+    def __init__(self, message: str, *, kind: str = "usage_inconsistent") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def _count(obj: dict[str, Any], key: str, *, where: str, optional: bool = False) -> int:
     value = obj.get(key)
     if value is None and optional:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UsageError(f"{where}.{key}: expected an integer >= 0, got {describe_value(value)}")
+    expected = f"{where}.{key}: expected an integer in [0, {MAX_USAGE_TOKENS}]"
+    if value is None:
+        raise UsageError(f"{expected}, got nothing", kind="usage_missing")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{expected}, got {describe_value(value)}", kind="usage_not_integer")
+    if value < 0:
+        raise UsageError(f"{expected}, got {_shown(value)}", kind="usage_negative")
+    if value > MAX_USAGE_TOKENS:
+        raise UsageError(f"{expected}, got {_shown(value)}", kind="usage_absurd")
     return value
+
+
+def _shown(value: int) -> str:
+    # str() of a huge integer is slow (and refused past 4,300 digits): describe its size.
+    if abs(value) < 10**30:
+        return f"the integer {value}"
+    return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
 
 
 def _details(obj: dict[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -37,14 +62,16 @@ def _details(obj: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise UsageError(f"{where}.{key}: expected an object, got {describe_value(value)}")
+        raise UsageError(f"{where}.{key}: expected an object, got {describe_value(value)}",
+                         kind="usage_inconsistent")
     return value
 
 
 def normalize_openai(usage: Any) -> TokenUsage:
     """Split an OpenAI-style ``usage`` into uncached/cached input and output/reasoning."""
     if not isinstance(usage, dict):
-        raise UsageError(f"usage: expected an object, got {describe_value(usage)}")
+        raise UsageError(f"usage: expected an object, got {describe_value(usage)}",
+                         kind="usage_missing")
     prompt = _count(usage, "prompt_tokens", where="usage")
     completion = _count(usage, "completion_tokens", where="usage")
     prompt_details = _details(usage, "prompt_tokens_details", "usage")
@@ -66,7 +93,8 @@ def normalize_openai(usage: Any) -> TokenUsage:
 def normalize_anthropic(usage: Any) -> TokenUsage:
     """Add Anthropic's separately reported cache reads and writes to the context."""
     if not isinstance(usage, dict):
-        raise UsageError(f"usage: expected an object, got {describe_value(usage)}")
+        raise UsageError(f"usage: expected an object, got {describe_value(usage)}",
+                         kind="usage_missing")
     return TokenUsage(
         uncached_input=_count(usage, "input_tokens", where="usage"),
         cached_input=_count(usage, "cache_read_input_tokens", where="usage", optional=True),

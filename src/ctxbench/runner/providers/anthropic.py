@@ -13,6 +13,7 @@ import httpx
 
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
 from ctxbench.runner.providers.http import complete_json
+from ctxbench.runner.redact import Redactor
 from ctxbench.runner.usage import normalize_anthropic
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "parse_message"]
@@ -25,8 +26,11 @@ def parse_message(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     content = payload.get("content")
     if not isinstance(content, list):
         raise RequestFailed("the response has no content", error_class="malformed_response")
-    text = "".join(block.get("text", "") for block in content
-                   if isinstance(block, dict) and block.get("type") == "text")
+    blocks = [block.get("text") for block in content
+              if isinstance(block, dict) and block.get("type") == "text"]
+    if not all(isinstance(b, str) for b in blocks):
+        raise RequestFailed("a text block has no string text", error_class="malformed_response")
+    text = "".join(b for b in blocks if isinstance(b, str))
     usage = payload.get("usage")
     if not isinstance(usage, dict):
         raise RequestFailed("the response reports no usage", error_class="missing_usage")
@@ -50,6 +54,10 @@ class AnthropicProvider:
                          "anthropic-version": ANTHROPIC_VERSION}
         if api_key:
             self._headers["x-api-key"] = api_key
+        # httpx's timeout bounds each read; ``timeout_s`` is also the whole attempt's
+        # wall-clock deadline (see providers.http).
+        self._deadline_s = timeout_s
+        self._redactor = Redactor([api_key])
         self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport)
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
@@ -72,7 +80,8 @@ class AnthropicProvider:
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return await complete_json(self._client, self._url, self.body(request), self._headers,
-                                   "request-id", parse_message, normalize_anthropic)
+                                   "request-id", parse_message, normalize_anthropic,
+                                   deadline_s=self._deadline_s, redactor=self._redactor)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -62,20 +62,24 @@ class ProviderResponse:
 class RequestFailed(ProviderError):
     """A request without a usable response; ``retryable`` for 429, 5xx and timeouts.
 
-    ``usage``/``raw_usage`` are set only when the provider reported usage for the failed
-    request (for example a truncated stream); nothing is ever estimated.
+    ``usage``/``raw_usage`` are set only when the provider reported valid usage for the
+    failed request (an error body that carries usage, a truncated stream); the attempt is
+    then billed for it. Nothing is ever estimated. ``retry_after_s`` is the server's
+    ``Retry-After``, already parsed and capped.
     """
 
     def __init__(self, message: str, *, error_class: str, retryable: bool = False,
                  http_status: int | None = None, request_id: str | None = None,
                  latency_ms: float = 0.0, usage: TokenUsage | None = None,
-                 raw_usage: dict[str, Any] | None = None) -> None:
+                 raw_usage: dict[str, Any] | None = None,
+                 retry_after_s: float | None = None) -> None:
         super().__init__(message, error_class=error_class, retryable=retryable)
         self.http_status = http_status
         self.request_id = request_id
         self.latency_ms = latency_ms
         self.usage = usage if usage is not None else TokenUsage()
         self.raw_usage = raw_usage
+        self.retry_after_s = retry_after_s
 
 
 class Provider(Protocol):

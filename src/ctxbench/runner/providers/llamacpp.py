@@ -3,13 +3,19 @@
 The model's own tokenizer counts are the provider-observed usage of a self-hosted
 runtime (``usage_source: provider_response``); there is no API fee, but hardware,
 energy, operations and depreciation are not measured. One model instance serves one
-request at a time (llama.cpp contexts are not re-entrant), in a worker thread.
+request at a time (llama.cpp contexts are not re-entrant), in a worker thread that holds
+a thread lock, so a request the runner stopped waiting for still finishes before the next
+one starts. Generation stops at the ``timeout_s`` deadline (a logits processor, run
+before every token, forces end-of-sequence once it has passed); such a request is a
+failed ``deadline_exceeded`` attempt that keeps the usage the runtime reported.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import math
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +56,8 @@ class LlamaCppProvider:
     def __init__(self, *, model: str = EMBEDDED_MODEL_ID, model_path: str | None = None,
                  n_ctx: int = 8192, n_threads: int | None = None, name: str = "llamacpp",
                  rope_freq_scale: float | None = None, prompt_cache_mb: int = 0,
-                 transport: object = None, send_seed: bool = True) -> None:
+                 timeout_s: float = 3600.0, transport: object = None,
+                 send_seed: bool = True) -> None:
         # The HTTP providers' options are accepted (and unused) so that one set of
         # provider_options serves a run whose judge is an HTTP provider.
         del transport, send_seed
@@ -74,12 +81,28 @@ class LlamaCppProvider:
             # long prefix (the same full context, another question) skips recomputing it.
             # It changes latency only, never the tokens processed or the usage reported.
             self._llama.set_cache(LlamaRAMCache(capacity_bytes=prompt_cache_mb << 20))
-        self._lock = asyncio.Lock()
-        self._counter = 0
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
 
-    def _run(self, request: ProviderRequest) -> tuple[dict[str, Any], float]:
+    def _run(self, request: ProviderRequest) -> tuple[dict[str, Any], float, bool]:
+        with self._lock:
+            return self._generate(request)
+
+    def _generate(self, request: ProviderRequest) -> tuple[dict[str, Any], float, bool]:
         started = time.perf_counter()
+        deadline = started + self.timeout_s
+        late = [False]
+        eos = self._llama.token_eos()
+
+        def past_deadline(tokens: Any, scores: Any) -> Any:
+            if late[0] or time.perf_counter() > deadline:
+                late[0] = True
+                scores[:] = -math.inf
+                scores[eos] = 0.0
+            return scores
+
         kwargs: dict[str, Any] = dict(request.extra)
+        kwargs.setdefault("logits_processor", llama_cpp.LogitsProcessorList([past_deadline]))
         if request.seed is not None:
             kwargs.setdefault("seed", request.seed % (2**31))
         try:
@@ -92,12 +115,12 @@ class LlamaCppProvider:
             latency = (time.perf_counter() - started) * 1000
             error_class = ("context_length_exceeded" if "context window" in str(exc)
                            else "invalid_request")
-            raise RequestFailed(str(exc), error_class=error_class, latency_ms=latency) from exc
-        return result, (time.perf_counter() - started) * 1000
+            raise RequestFailed(str(exc)[:400], error_class=error_class,
+                                latency_ms=latency) from exc
+        return result, (time.perf_counter() - started) * 1000, late[0]
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        async with self._lock:
-            payload, latency_ms = await asyncio.to_thread(self._run, request)
+        payload, latency_ms, late = await asyncio.to_thread(self._run, request)
         try:
             text = payload["choices"][0]["message"]["content"] or ""
             raw_usage = dict(payload["usage"])
@@ -107,6 +130,11 @@ class LlamaCppProvider:
                                 error_class="malformed_response",
                                 latency_ms=latency_ms) from exc
         request_id = payload.get("id") if isinstance(payload.get("id"), str) else None
+        if late:
+            raise RequestFailed(f"generation passed the {self.timeout_s:g} s deadline",
+                                error_class="deadline_exceeded", retryable=True,
+                                request_id=request_id, latency_ms=latency_ms, usage=usage,
+                                raw_usage=raw_usage)
         return ProviderResponse(text=text.strip(), usage=usage, raw_usage=raw_usage,
                                 request_id=request_id, latency_ms=latency_ms)
 

@@ -12,6 +12,7 @@ import httpx
 
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
 from ctxbench.runner.providers.http import complete_json
+from ctxbench.runner.redact import Redactor
 from ctxbench.runner.usage import normalize_openai
 
 __all__ = ["OpenAIProvider", "parse_chat_completion"]
@@ -24,8 +25,9 @@ def parse_chat_completion(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
         raise RequestFailed("the response has no choices", error_class="malformed_response")
     message = choices[0].get("message")
     content = message.get("content") if isinstance(message, dict) else None
-    if content is None and isinstance(message, dict) and message.get("refusal"):
-        content = str(message["refusal"])
+    if content is None and isinstance(message, dict) and isinstance(message.get("refusal"),
+                                                                    str):
+        content = message["refusal"]
     if not isinstance(content, str):
         raise RequestFailed("the response has no message content",
                             error_class="malformed_response")
@@ -51,6 +53,10 @@ class OpenAIProvider:
         self._headers = {"content-type": "application/json"}
         if api_key:
             self._headers["authorization"] = f"Bearer {api_key}"
+        # httpx's timeout bounds each read; ``timeout_s`` is also the whole attempt's
+        # wall-clock deadline (see providers.http).
+        self._deadline_s = timeout_s
+        self._redactor = Redactor([api_key])
         self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport)
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
@@ -71,7 +77,8 @@ class OpenAIProvider:
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return await complete_json(self._client, self._url, self.body(request), self._headers,
-                                   "x-request-id", parse_chat_completion, normalize_openai)
+                                   "x-request-id", parse_chat_completion, normalize_openai,
+                                   deadline_s=self._deadline_s, redactor=self._redactor)
 
     async def aclose(self) -> None:
         await self._client.aclose()
