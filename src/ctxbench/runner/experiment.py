@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxbench.core import InputError, atomic_write_json, blake3_hex
+from ctxbench.core import InputError, atomic_write_json, blake3_hex, load_json_document
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
@@ -35,6 +35,9 @@ from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_t
 from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
+
+if TYPE_CHECKING:
+    from ctxbench.runner.ray_backend import RayExecutor
 
 __all__ = ["RunSummary", "run_experiment", "run_loaded"]
 
@@ -155,8 +158,11 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
     contexts = ContextBuilder(workload, tokenizer_name(spec))
     contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
     judge = _judge(spec, provider_options or {})
-    provider = _provider(spec, provider_options or {})
+    executor = _executor(spec, workload, contexts, run_id, cost, snapshot, judge,
+                         provider_options or {})
     try:
+        provider = (executor.start() if executor is not None
+                    else _provider(spec, provider_options or {}))
         conditions = sorted({p.condition for p in plan})
         if not (resume and manifest_path.exists()):
             atomic_write_json(manifest_path, build_manifest(
@@ -167,6 +173,7 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                           "api_key_env": spec.model.api_key_env},
                 pricing=pricing_info, tokenizer=contexts.tokenizer.id, conditions=conditions,
                 trials_planned=len(plan), labels=all_labels,
+                execution=_execution_info(spec),
                 judge=None if judge is None else {
                     "provider": judge.provider.name, "model": judge.provider.model,
                     "rubric_blake3": judge.rubric_blake3, "scorer": judge.name}))
@@ -187,6 +194,8 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                              cost=cost, pricing=snapshot, limiter=RateLimiter(
                                  spec.limits.requests_per_minute, spec.limits.tokens_per_minute),
                              judge=judge)
+        if executor is not None:
+            executor.attach(runner)
         log = TrialLog(trials_path, resume=resume)
         torn = log.torn.line if log.torn else None
         commit = GroupCommit(log)
@@ -199,7 +208,8 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
         async def main(update: Callable[[Progress], None]) -> RunOutcome:
             try:
                 return await execute_plan(
-                    plan, skip=set(log.recorded), run=runner.run, record=record,
+                    plan, skip=set(log.recorded),
+                    run=runner.run if executor is None else executor.run, record=record,
                     concurrency=spec.limits.concurrency, on_progress=update)
             finally:
                 await provider.aclose()
@@ -212,6 +222,9 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                 outcome = asyncio.run(main(update))
         finally:
             log.close()
+            if executor is not None:
+                _record_execution(manifest_path, executor.summary())
+                executor.close()
         phase_s, phase_cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
         summary = RunSummary(output=out, run_id=run_id, planned=len(plan),
                              completed=outcome.completed, skipped=outcome.skipped,
@@ -226,7 +239,43 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                                           judge=judge)
         return replace(summary, reports=reports, verdicts=verdicts)
     finally:
+        if executor is not None:
+            executor.close()
         contexts.close()
+
+
+def _executor(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder,
+              run_id: str, cost: CostSource, snapshot: PricingSnapshot | None,
+              judge: Judge | None, options: dict[str, Any]) -> RayExecutor | None:
+    """The Ray executor when the spec asks for it (Ray is imported only then)."""
+    if spec.execution.backend != "ray":
+        return None
+    from ctxbench.runner.ray_backend import RayExecutor, WorkerConfig
+
+    # Each worker fills in its own provider's identity; the driver builds no provider.
+    ident = TrialIdentity(run_id=run_id, workload=workload.name,
+                          workload_version=workload.version, provider="", model="",
+                          scorer=judge.name if judge else spec.task_scorer, usage_source="")
+    return RayExecutor(execution=spec.execution, config=WorkerConfig(
+        spec=spec, workload=workload, tokenizer=contexts.tokenizer.id, ident=ident, cost=cost,
+        pricing=snapshot, provider_options=options))
+
+
+def _execution_info(spec: ExperimentSpec) -> dict[str, Any]:
+    ex = spec.execution
+    if ex.backend == "local":
+        return {"backend": "local", "sessions": []}
+    return {"backend": "ray", "address": ex.address, "workers": ex.workers,
+            "num_cpus": ex.num_cpus, "num_gpus": ex.num_gpus, "memory_mb": ex.memory_mb,
+            "sessions": []}
+
+
+def _record_execution(manifest_path: Path, session: dict[str, Any]) -> None:
+    """Append one session's per-worker counts to the manifest (rewritten atomically)."""
+    manifest = load_json_document(manifest_path)
+    if isinstance(manifest, dict) and isinstance(manifest.get("execution"), dict):
+        manifest["execution"]["sessions"].append(session)
+        atomic_write_json(manifest_path, manifest)
 
 
 def _workload_info(workload: Workload) -> dict[str, Any]:
