@@ -175,10 +175,16 @@ class TrialRunner:
         found = [a for a in task.required_evidence if scorers.normalize_answer(a) in present]
         return scorers.evidence_recall(task.required_evidence, found)
 
-    async def run(self, planned: PlannedTrial) -> TrialResult:
-        """Execute ``planned`` and return its record (never raises for provider failures)."""
+    async def run(self, planned: PlannedTrial, context: BuiltContext | None = None
+                  ) -> TrialResult:
+        """Execute ``planned`` and return its record (never raises for provider failures).
+
+        ``context`` is the one already built for it elsewhere (a cluster's context worker);
+        by default it is built here.
+        """
         task = planned.task
-        context = self.contexts.build(task, planned.spec, planned.budget)
+        if context is None:
+            context = self.contexts.build(task, planned.spec, planned.budget)
         model = self.spec.model
         request = ProviderRequest(
             messages=build_messages(context.text, task.query),
@@ -216,3 +222,23 @@ class TrialRunner:
         # Once more over the whole record: any configured key (this provider's, the
         # judge's) echoed anywhere is gone before the line is written.
         return TrialResult(record=self.redactor.json(record), context=context, answer=answer)
+
+    def lost(self, planned: PlannedTrial, context: BuiltContext, attempts: int
+             ) -> TrialResult:
+        """The record of a trial whose worker died after ``attempts`` requests were sent.
+
+        Their responses (and any usage) died with the worker, so each is an ``error``
+        attempt of class ``worker_lost`` with no usage; the trial counts as done, so no
+        request of it is ever sent again.
+        """
+        lost = [ProviderAttempt(n, "error", "worker_lost", None, TokenUsage(), 0, 0, 0.0,
+                                None, None) for n in range(1, attempts + 1)]
+        record = build_trial(
+            ident=self.ident, task_id=planned.task.task_id, condition=planned.condition,
+            strategy=planned.spec.strategy, budget=planned.budget,
+            replicate=planned.replicate, condition_order=planned.condition_order,
+            context_sha256=context.sha256, context_commit_id=context.commit_id,
+            compile_ms=context.compile_ms, attempts=lost, answer="", task_score=0.0,
+            evidence_recall=self._evidence(planned.task, context),
+            unsupported_claim_rate=0.0, cost=self.cost)
+        return TrialResult(record=record, context=context, answer="")

@@ -18,9 +18,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxbench.core import CtxbenchError, InputError, RuntimeFailure, atomic_write_json, blake3_hex
+from ctxbench.core import (
+    CtxbenchError,
+    InputError,
+    RuntimeFailure,
+    atomic_write_json,
+    blake3_hex,
+    load_json_document,
+)
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
@@ -36,6 +43,9 @@ from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_t
 from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
+
+if TYPE_CHECKING:
+    from ctxbench.runner.ray_backend import RayExecutor
 
 __all__ = ["RunStopped", "RunSummary", "run_experiment", "run_loaded"]
 
@@ -214,10 +224,13 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
     if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
     contexts = ContextBuilder(workload, tokenizer_name(spec))
+    executor: RayExecutor | None = None
     try:
         contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
         judge = _judge(spec, provider_options)
-        provider = _provider(spec, provider_options)
+        executor = _executor(spec, workload, run_id, cost, snapshot, judge, provider_options)
+        provider = (executor.start() if executor is not None
+                    else _provider(spec, provider_options))
         conditions = sorted({p.condition for p in plan})
         if not (resume and manifest_path.exists()):
             atomic_write_json(manifest_path, build_manifest(
@@ -228,6 +241,7 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                           "api_key_env": spec.model.api_key_env},
                 pricing=pricing_info, tokenizer=contexts.tokenizer.id, conditions=conditions,
                 trials_planned=len(plan), labels=all_labels,
+                execution=_execution_info(spec),
                 judge=None if judge is None else {
                     "provider": judge.provider.name, "model": judge.provider.model,
                     "rubric_blake3": judge.rubric_blake3, "scorer": judge.name}))
@@ -248,6 +262,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                              cost=cost, pricing=snapshot, limiter=RateLimiter(
                                  spec.limits.requests_per_minute, spec.limits.tokens_per_minute),
                              judge=judge, redactor=redactor)
+        if executor is not None:
+            executor.attach(runner)
         log = TrialLog(trials_path, resume=resume,
                        planned={p.key for p in plan}, run_id=run_id)
         torn = log.torn.line if log.torn else None
@@ -262,7 +278,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         async def main(update: Callable[[Progress], None]) -> RunOutcome:
             try:
                 return await execute_plan(
-                    plan, skip=set(log.recorded), run=runner.run, record=record,
+                    plan, skip=set(log.recorded),
+                    run=runner.run if executor is None else executor.run, record=record,
                     concurrency=spec.limits.concurrency, on_progress=update)
             finally:
                 await provider.aclose()
@@ -278,6 +295,9 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                            phase="the run stopped") from exc
         finally:
             log.close()
+            if executor is not None:
+                _record_execution(manifest_path, executor.summary())
+                executor.close()
         phase_s, phase_cpu_s = time.perf_counter() - wall0, time.process_time() - cpu0
         summary = RunSummary(output=out, run_id=run_id, planned=len(plan),
                              completed=outcome.completed, skipped=outcome.skipped,
@@ -296,7 +316,43 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                            phase="writing the reports") from exc
         return replace(summary, reports=reports, verdicts=verdicts)
     finally:
+        if executor is not None:
+            executor.close()
         contexts.close()
+
+
+def _executor(spec: ExperimentSpec, workload: Workload,
+              run_id: str, cost: CostSource, snapshot: PricingSnapshot | None,
+              judge: Judge | None, options: dict[str, Any]) -> RayExecutor | None:
+    """The Ray executor when the spec asks for it (Ray is imported only then)."""
+    if spec.execution.backend != "ray":
+        return None
+    from ctxbench.runner.ray_backend import RayExecutor, WorkerConfig
+
+    # Each worker fills in its own provider's identity; the driver builds no provider.
+    ident = TrialIdentity(run_id=run_id, workload=workload.name,
+                          workload_version=workload.version, provider="", model="",
+                          scorer=judge.name if judge else spec.task_scorer, usage_source="")
+    return RayExecutor(execution=spec.execution, config=WorkerConfig(
+        spec=spec, workload=workload, tokenizer=tokenizer_name(spec), ident=ident, cost=cost,
+        pricing=snapshot, provider_options=options))
+
+
+def _execution_info(spec: ExperimentSpec) -> dict[str, Any]:
+    ex = spec.execution
+    if ex.backend == "local":
+        return {"backend": "local", "sessions": []}
+    return {"backend": "ray", "address": ex.address, "workers": ex.workers,
+            "num_cpus": ex.num_cpus, "num_gpus": ex.num_gpus, "memory_mb": ex.memory_mb,
+            "sessions": []}
+
+
+def _record_execution(manifest_path: Path, session: dict[str, Any]) -> None:
+    """Append one session's per-worker counts to the manifest (rewritten atomically)."""
+    manifest = load_json_document(manifest_path)
+    if isinstance(manifest, dict) and isinstance(manifest.get("execution"), dict):
+        manifest["execution"]["sessions"].append(session)
+        atomic_write_json(manifest_path, manifest)
 
 
 def _workload_info(workload: Workload) -> dict[str, Any]:

@@ -37,7 +37,8 @@ def _jsonable(value: Any) -> Any:
 def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any],
                    provider: dict[str, Any], pricing: dict[str, Any], tokenizer: str,
                    conditions: list[str], trials_planned: int, labels: list[str],
-                   judge: dict[str, Any] | None = None) -> dict[str, Any]:
+                   judge: dict[str, Any] | None = None,
+                   execution: dict[str, Any] | None = None) -> dict[str, Any]:
     """The manifest document (``ctxbench.run-manifest.v1``)."""
     manifest: dict[str, Any] = {
         "schema_version": MANIFEST_SCHEMA,
@@ -60,6 +61,8 @@ def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any
         "python": sys.version.split()[0],
         "platform": platform.platform(),
     }
+    if execution is not None:
+        manifest["execution"] = execution
     return manifest
 
 

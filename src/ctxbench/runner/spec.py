@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file, load_toml
+from ctxbench.runner.execution import ExecutionSpec, parse_execution
 from ctxbench.runner.scorers import SCORERS
 
 __all__ = ["BOUNDS", "STRATEGIES", "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits",
@@ -179,6 +180,7 @@ class ExperimentSpec:
     path: Path
     digest: str
     document: dict[str, Any]
+    execution: ExecutionSpec = field(default_factory=ExecutionSpec)
 
 
 def _resolve(base: Path, value: str) -> Path:
@@ -303,7 +305,7 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
     base = path.parent
     top = _TomlFields(document, path=shown, table="")
     top.only({"name", "description", "seed", "replicates", "output", "pricing", "workload",
-              "model", "conditions", "scoring", "limits", "cef"})
+              "model", "conditions", "scoring", "limits", "cef", "execution"})
     top.string("description", optional=True, nonblank=False)
     name = top.matching("name", _SLUG, "a lowercase slug like support-qa")
     assert name is not None
@@ -368,7 +370,8 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
         output=_resolve(base, output), workload=workload, model=model,
         conditions=tuple(conditions), pricing=pricing, task_scorer=scorer, judge=judge,
         preregistration=prereg, limits=_limits(top.table_of("limits", optional=True)),
-        path=path, digest=digest, document=document)
+        path=path, digest=digest, document=document,
+        execution=parse_execution(top.table_of("execution", optional=True)))
 
 
 def load_spec(path: str | os.PathLike[str]) -> ExperimentSpec:

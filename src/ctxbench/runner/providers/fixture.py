@@ -48,15 +48,21 @@ class FixtureProvider:
     usage_source = "deterministic_fixture"
 
     def __init__(self, *, model: str = "extractive-reader-v1", name: str = "fixture",
-                 transport: object = None, send_seed: bool = True) -> None:
+                 transport: object = None, send_seed: bool = True,
+                 latency_ms: float = 0.0) -> None:
         # The HTTP providers' options are accepted (and unused) so that one set of
         # provider_options serves a run whose judge is an HTTP provider.
         del transport, send_seed
         self.name = name
         self.model = model
+        # For benchmarks of the execution backends: each request holds its process for
+        # this long, as a model that serves one request at a time would.
+        self.latency_ms = latency_ms
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         started = time.perf_counter()
+        if self.latency_ms > 0:
+            time.sleep(self.latency_ms / 1000)
         context, question = split_prompt(request.messages)
         text = fixture_answer(context, question, request.max_output_tokens)
         prompt_words = sum(len(_WORD.findall(m.content)) for m in request.messages)

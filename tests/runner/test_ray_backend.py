@@ -1,0 +1,326 @@
+"""The Ray backend on a real local Ray cluster: same trials as asyncio, worker and driver
+kills, the spec's [execution] table, and the embedded model on a Ray worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.core import InputError, derive_seed, iter_jsonl
+from ctxbench.runner.experiment import run_experiment
+from ctxbench.runner.loopback import LoopbackServer
+from ctxbench.runner.spec import load_spec
+from ctxbench.schemas import validator
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ctxbench[ray]')")
+
+# Fields that measure time (or name the spec file's bytes, which differ by [execution]).
+_VARYING = {"latency_ms", "compile_ms", "run_id"}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local Ray cluster with 2 CPUs for the module; yields its GCS address."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")
+    try:
+        yield str(ray.get_runtime_context().gcs_address)
+    finally:
+        ray.shutdown()
+
+
+def _rows(n: int) -> list[dict[str, object]]:
+    return [{"_id": f"q{i}", "input": f"Which port does service {i} use?",
+             "context": f"Service {i} listens on port {8000 + i}. Metrics use port 9100.",
+             "answers": [str(8000 + i)]} for i in range(n)]
+
+
+def _spec(tmp: Path, *, name: str = "exp.toml", model: str = 'provider = "fixture"',
+          execution: str = "", tasks: int = 2, replicates: int = 2,
+          limits: str = "") -> Path:
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows(tasks)),
+                                  encoding="utf-8")
+    pricing = "" if "fixture" in model else 'pricing = "self_hosted"\n'
+    text = (f'name = "ray-test"\nseed = 11\nreplicates = {replicates}\noutput = "out"\n'
+            f'{pricing}\n[workload]\nsource = "qa.jsonl"\n\n[model]\n{model}\n'
+            "max_output_tokens = 16\n\n"
+            '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
+            '[[conditions]]\nstrategy = "compiled"\nbudgets = [200, 400]\n\n'
+            f"{limits}\n{execution}\n")
+    path = tmp / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _records(out: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+    records: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for item in iter_jsonl(out / "trials.jsonl"):
+        record = item.value
+        key = (record["task_id"], record["condition"], record["replicate"])
+        assert key not in records, f"trial {key} recorded twice"
+        records[key] = record
+    return records
+
+
+def _without_timing(record: dict[str, Any], also: frozenset[str] = frozenset()
+                    ) -> dict[str, Any]:
+    varying = _VARYING | also
+    kept = {k: v for k, v in record.items() if k not in varying}
+    kept["attempts"] = [{k: v for k, v in a.items() if k not in varying}
+                        for a in record["attempts"]]
+    if str(kept.get("provider_request_id")).startswith("unavailable:"):
+        kept["provider_request_id"] = "unavailable"  # a hash over the run id
+    return kept
+
+
+def _ray_table(address: str, workers: int = 2) -> str:
+    return (f'[execution]\nbackend = "ray"\naddress = "{address}"\nworkers = {workers}\n'
+            "num_cpus = 0\n")
+
+
+def _assert_same_trials(local_out: Path, ray_out: Path,
+                        also: frozenset[str] = frozenset()) -> None:
+    local, remote = _records(local_out), _records(ray_out)
+    assert local.keys() == remote.keys()
+    for key, record in local.items():
+        assert _without_timing(record, also) == _without_timing(remote[key], also), key
+
+
+def test_fixture_trials_match_the_asyncio_backend(tmp_path: Path, cluster: str) -> None:
+    local = run_experiment(_spec(tmp_path / "local", tasks=3))
+    remote = run_experiment(_spec(tmp_path / "ray", tasks=3, execution=_ray_table(cluster)))
+    assert local.completed == remote.completed == 18
+    _assert_same_trials(tmp_path / "local" / "out", tmp_path / "ray" / "out")
+    manifest = json.loads((tmp_path / "ray" / "out" / "manifest.json").read_text("utf-8"))
+    assert not list(validator("ctxbench.run-manifest.v1").iter_errors(manifest))
+    (session,) = manifest["execution"]["sessions"]
+    assert session["workers"] == 2
+    assert sum(w["trials"] for w in session["per_worker"]) == 18
+    assert all(w["errors"] == 0 and w["lost_trials"] == 0 for w in session["per_worker"])
+    local_manifest = json.loads((tmp_path / "local" / "out" / "manifest.json")
+                                .read_text("utf-8"))
+    assert local_manifest["execution"] == {"backend": "local", "sessions": []}
+    # The reports are computed from the trials alone, so they agree too.
+    assert remote.verdicts == local.verdicts
+
+
+def test_loopback_trials_match_the_asyncio_backend(tmp_path: Path, cluster: str) -> None:
+    with LoopbackServer() as server:
+        model = f'provider = "openai"\nmodel = "loop"\nbase_url = "{server.base_url}"'
+        run_experiment(_spec(tmp_path / "local", model=model))
+        local_seeds = sorted(r.seed for r in server.requests if r.seed is not None)
+        run_experiment(_spec(tmp_path / "ray", model=model, execution=_ray_table(cluster)))
+        all_seeds = sorted(r.seed for r in server.requests if r.seed is not None)
+    # The server numbers requests in arrival order: its request ids say when, not what.
+    _assert_same_trials(tmp_path / "local" / "out", tmp_path / "ray" / "out",
+                        frozenset({"provider_request_id"}))
+    # Every request of the Ray run carried the same per-trial seed as the local run's.
+    assert all_seeds == sorted(local_seeds * 2)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_rate_limit_is_one_for_the_whole_cluster(tmp_path: Path, cluster: str) -> None:
+    # 12 requests at 6 per minute, 4 workers: with one cluster-wide window the first 6
+    # go at once and the rest wait for the window to move (about 60 s); with a limiter
+    # per worker all 12 would go at once.
+    with LoopbackServer() as server:
+        model = f'provider = "openai"\nmodel = "loop"\nbase_url = "{server.base_url}"'
+        spec = _spec(tmp_path, model=model, execution=_ray_table(cluster, workers=4),
+                     tasks=2, replicates=2, limits="[limits]\nrequests_per_minute = 6\n"
+                     "concurrency = 8\n")
+        seen_early: list[int] = []
+
+        def watch() -> None:
+            time.sleep(30)
+            seen_early.append(len(server.requests))
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        started = time.monotonic()
+        summary = run_experiment(spec)
+        elapsed = time.monotonic() - started
+        watcher.join(60)
+    assert summary.completed == 12
+    assert seen_early == [6]
+    assert elapsed >= 55
+
+
+def test_execution_table_is_validated(tmp_path: Path) -> None:
+    bad = _spec(tmp_path, execution='[execution]\nbackend = "local"\nworkers = 2\n')
+    with pytest.raises(InputError, match=r"\[execution\]\.workers: expected no Ray option"):
+        load_spec(bad)
+    bad = _spec(tmp_path, execution='[execution]\nbackend = "slurm"\n')
+    with pytest.raises(InputError, match=r"\[execution\]\.backend: expected one of local, ray"):
+        load_spec(bad)
+    bad = _spec(tmp_path, execution='[execution]\nbackend = "ray"\naddress = "auto"\n'
+                "local_num_cpus = 2\n")
+    with pytest.raises(InputError, match="no local_num_cpus with an address"):
+        load_spec(bad)
+    bad = _spec(tmp_path, execution='[execution]\nbackend = "ray"\nworkers = 0\n')
+    with pytest.raises(InputError, match=r"\[execution\]\.workers"):
+        load_spec(bad)
+    spec = load_spec(_spec(tmp_path, execution='[execution]\nbackend = "ray"\nworkers = 3\n'
+                           "num_gpus = 0.5\nmemory_mb = 512\n"))
+    assert (spec.execution.backend, spec.execution.workers, spec.execution.num_gpus,
+            spec.execution.memory_mb) == ("ray", 3, 0.5, 512)
+
+
+def _worker_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline.startswith(b"ray::_ProviderWorker"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _seed_of(key: tuple[str, str, int]) -> int:
+    return derive_seed(11, "request", key[0], key[1], str(key[2])) % 2**31
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_killed_workers_lose_and_resend_nothing(tmp_path: Path, cluster: str) -> None:
+    rng = random.Random(20261201)
+    kills: list[int] = []
+    with LoopbackServer(delay_s=0.25) as server:
+        model = f'provider = "openai"\nmodel = "loop"\nbase_url = "{server.base_url}"'
+        spec = _spec(tmp_path, model=model, execution=_ray_table(cluster, workers=3),
+                     tasks=40, replicates=2, limits="[limits]\nconcurrency = 6\n")
+        stop = threading.Event()
+
+        def killer() -> None:
+            while len(kills) < 10 and not stop.is_set():
+                time.sleep(rng.uniform(0.3, 1.5))
+                pids = _worker_pids()
+                if pids:
+                    pid = rng.choice(pids)
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        kills.append(pid)
+                    except ProcessLookupError:
+                        pass
+
+        thread = threading.Thread(target=killer, daemon=True)
+        thread.start()
+        summary = run_experiment(spec)
+        stop.set()
+        thread.join(10)
+        by_seed = Counter(r.seed for r in server.requests)
+    assert len(kills) == 10, f"the run ended after {len(kills)} kills"
+    records = _records(tmp_path / "out")
+    assert summary.completed == len(records) == 40 * 3 * 2
+    lost = 0
+    for key, record in records.items():
+        sent = by_seed[_seed_of(key)]
+        attempts = record["attempts"]
+        if any(a["error_type"] == "worker_lost" for a in attempts):
+            lost += 1
+            # Counted as sent once it passed the limiter; the server may not have seen it.
+            assert sent <= len(attempts), key
+        else:
+            assert sent == len(attempts), (key, sent, attempts)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text("utf-8"))
+    (session,) = manifest["execution"]["sessions"]
+    assert sum(w["lost_trials"] for w in session["per_worker"]) == lost
+    assert sum(w["trials"] for w in session["per_worker"]) + lost == len(records)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_killed_driver_resumes_without_loss_or_resend(tmp_path: Path, cluster: str) -> None:
+    rng = random.Random(5)
+    with LoopbackServer(delay_s=0.1) as server:
+        model = f'provider = "openai"\nmodel = "loop"\nbase_url = "{server.base_url}"'
+        spec = _spec(tmp_path, model=model, execution=_ray_table(cluster, workers=2),
+                     tasks=30, replicates=2, limits="[limits]\nconcurrency = 4\n")
+        trials_path = tmp_path / "out" / "trials.jsonl"
+        frozen: dict[int, int] = {}  # request counts of trials recorded before a kill
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        command = [sys.executable, "-m", "ctxbench", "run", str(spec)]
+        for kill in range(5):
+            proc = subprocess.Popen(command + (["--resume"] if kill else []), env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            recorded_before = _line_count(trials_path)
+            deadline = time.monotonic() + 240
+            while _line_count(trials_path) < recorded_before + 3:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                assert time.monotonic() < deadline, "no trial was recorded in 240 s"
+                time.sleep(0.05)
+            time.sleep(rng.uniform(0.0, 1.0))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+            counts = Counter(r.seed for r in server.requests)
+            for key in _records(tmp_path / "out"):
+                frozen.setdefault(_seed_of(key), counts[_seed_of(key)])
+        finished = subprocess.run([*command, "--resume"], env=env, capture_output=True,
+                                  text=True, timeout=600, check=False)
+        assert finished.returncode == 0, finished.stderr
+        counts = Counter(r.seed for r in server.requests)
+    records = _records(tmp_path / "out")
+    assert len(records) == 30 * 3 * 2
+    resent = {seed: (n, counts[seed]) for seed, n in frozen.items() if counts[seed] != n}
+    assert not resent, resent
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text("utf-8"))
+    # Only the last driver lived to write its session.
+    assert len(manifest["execution"]["sessions"]) == 1
+
+
+def _line_count(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+@pytest.mark.local_model
+@pytest.mark.timeout(900)
+def test_embedded_model_runs_the_demo_workload_on_ray(tmp_path: Path, cluster: str,
+                                                      embedded_gguf: Path) -> None:
+    spec = tmp_path / "exp.toml"
+    spec.write_text(
+        'name = "ray-demo-slice"\nseed = 3\nreplicates = 1\noutput = "out"\n'
+        'pricing = "self_hosted"\n\n[workload]\nsource = "builtin:enterprise-seed"\n'
+        "limit = 1\n\n"
+        # The demo's model settings: its full permitted context needs the 12,288 window.
+        '[model]\nprovider = "llamacpp"\nmax_output_tokens = 24\nn_ctx = 12288\n'
+        "rope_freq_scale = 0.6666666666666666\n\n"
+        '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
+        '[[conditions]]\nstrategy = "compiled"\nbudgets = [1024]\n\n'
+        f'[execution]\nbackend = "ray"\naddress = "{cluster}"\nworkers = 1\nnum_cpus = 1\n',
+        encoding="utf-8")
+    summary = run_experiment(spec)
+    records = _records(tmp_path / "out")
+    assert summary.completed == len(records) == 2
+    assert {r["usage_source"] for r in records.values()} == {"provider_response"}
+    assert all(r["context_tokens"] > 0 for r in records.values())
+    assert {"cef-report.json", "eceb-report.json"} <= set(summary.reports)
+
+
+def test_no_ray_import_unless_chosen(tmp_path: Path) -> None:
+    code = ("import sys\nfrom ctxbench.runner.experiment import run_experiment\n"
+            f"run_experiment({str(_spec(tmp_path))!r})\n"
+            "assert 'ray' not in sys.modules, 'ray was imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+
