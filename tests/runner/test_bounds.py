@@ -146,6 +146,12 @@ def test_redaction_reaches_every_string_and_key() -> None:
     assert Redactor().json(value) is value
 
 
+@pytest.mark.parametrize("secret", ["[REDACTE", "D][REDAC", "xx[REDAC", "]" * 8])
+def test_a_secret_that_the_marker_could_spell_is_still_removed(secret: str) -> None:
+    for text in (secret, "xx" + secret, secret + secret, "[" + secret + "]"):
+        assert secret not in Redactor([secret]).text(text)
+
+
 @given(st.text(min_size=8, max_size=40), st.text(max_size=200), st.text(max_size=200))
 def test_no_configured_secret_survives_redaction(secret: str, left: str, right: str) -> None:
     redacted = Redactor([secret]).text(left + secret + right + secret)

@@ -204,6 +204,15 @@ _BASE: dict[str, object] = {
                     {"strategy": "compiled", "budgets": [10**7 + 1]}], False),
     ("conditions", [{"strategy": "full_permitted_context"},
                     {"strategy": "compiled", "budgets": list(range(1, 66))}], False),
+    ("execution", {"backend": "local"}, True),
+    ("execution", {"backend": "local", "workers": 2}, False),
+    ("execution", {"workers": 2}, False),
+    ("execution", {"backend": "ray", "workers": 1024, "num_gpus": 64}, True),
+    ("execution", {"backend": "ray", "workers": 1025}, False),
+    ("execution", {"backend": "ray", "num_gpus": 65}, False),
+    ("execution", {"backend": "ray", "address": "auto", "local_num_cpus": 2}, False),
+    ("execution", {"backend": "ray", "local_num_cpus": 2, "memory_mb": 512}, True),
+    ("execution", {"backend": "dask"}, False),
 ])
 def test_bounds_agree_with_the_experiment_schema(field: str, value: object, ok: bool) -> None:
     from ctxbench.schemas import validator

@@ -40,7 +40,13 @@ class Redactor:
     def text(self, value: str) -> str:
         for secret in self.secrets:
             if secret in value:
-                value = value.replace(secret, REDACTED)
+                replaced = value.replace(secret, REDACTED)
+                if secret in replaced:
+                    # The marker and its neighbours spell the secret again (a key such as
+                    # "[REDACTE"): use a marker that shares no character with the key, so
+                    # no occurrence can touch it.
+                    replaced = value.replace(secret, _disjoint_marker(secret))
+                value = replaced
         return value
 
     def optional(self, value: str | None) -> str | None:
@@ -70,3 +76,12 @@ class Redactor:
                 stack.extend((listed, i) for i in range(len(listed)))
         result: _T = root[0]
         return result
+
+
+def _disjoint_marker(secret: str) -> str:
+    """A marker as long as REDACTED made of one character that ``secret`` lacks."""
+    chars = set(secret)
+    code = 0x2588  # FULL BLOCK, then the characters after it
+    while chr(code) in chars:
+        code += 1
+    return chr(code) * len(REDACTED)
