@@ -60,6 +60,7 @@ bench: $(LOCAL_STAMP)
 	$(PY) benchmarks/bench_compiler.py
 	$(PY) benchmarks/bench_runner.py
 	$(PY) benchmarks/bench_html.py
+	$(PY) benchmarks/bench_ray.py
 
 clean:
 	rm -rf $(VENV) ctxbench-demo .mypy_cache .ruff_cache .pytest_cache
