@@ -1,18 +1,23 @@
-"""Studentized (bootstrap-t) interval for a percent saved, ``100 * (1 - T / B)``.
+"""Symmetric studentized (bootstrap-t) intervals for percents saved, ``100 * (1 - T / B)``.
 
-``T`` and ``B`` are totals over resampling units (treatment and baseline tokens of each
-instance). The interval is built on the log ratio ``theta = log(T / B)``, whose
-delta-method standard error over units is ``sqrt(sum_i (t_i / T - b_i / B)^2)``: a
-function of five totals (T, B, sum t^2, sum b^2, sum t b), so each bootstrap resample
-gives its own studentized statistic ``(theta* - theta) / se*`` from the same resampled
-totals as every other statistic (paired). The interval is
-``[theta - q_hi * se, theta - q_lo * se]`` with ``q`` the quantiles of the studentized
-resamples, mapped to percent saved (the bounds swap). Efron & Tibshirani (1993),
-ch. 12.5 (bootstrap-t); Hall (1988) shows its coverage error is of smaller order than the
-percentile interval's, which matters most at small n with skewed token counts.
+``T`` and ``B`` are totals over resampling units (for public-eval, the instances with all
+their runs). Each interval is built on the log ratio ``theta = log(T / B)``, whose
+delta-method standard error over units is ``se = sqrt(sum_i (t_i / T - b_i / B)^2)``: a
+function of five totals (T, B, sum t^2, sum b^2, sum t b), so every resample gives its
+own ``se*`` from its totals. With ``q`` the ``level`` quantile of
+``|theta* - theta| / se*`` over the resamples, the interval is ``theta -+ q * se``,
+mapped to percent saved (the bounds swap).
+
+This is the symmetric bootstrap-t of Hall (1988), whose two-sided coverage error is
+O(n^-2) against O(n^-1) for the percentile and equal-tailed bootstrap-t intervals
+(Efron & Tibshirani 1993, 12.5 and 22.3; Hall 1992, 3.6). In the calibration
+(docs/statistics-public-eval.md) it brought token-savings coverage at n = 50 and 200
+into 94-96% where the percentile interval gave 92-93%.
 
 A degenerate sample (every unit with the same ratio, so ``se = 0``) or a zero total gives
 no interval: a gate can never pass on a resampling distribution with no spread.
+Resamples are drawn in bounded-memory batches from uniform doubles, so the result does
+not depend on the batch size.
 """
 
 from __future__ import annotations
@@ -24,28 +29,29 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
-    "LOG_RATIO_COLUMNS",
+    "PARTS",
     "StudentizedSavings",
     "log_ratio_parts",
-    "point_log_ratio",
     "studentized_savings",
-    "studentized_statistic",
 ]
 
 FloatArray = NDArray[np.float64]
-LOG_RATIO_COLUMNS = 5
-"""Per-unit columns: t, b, t*t, b*b, t*b (see :func:`log_ratio_parts`)."""
+PARTS = 5
+"""Per-unit columns of one series: t, b, t*t, b*b, t*b (see :func:`log_ratio_parts`)."""
+_BATCH_ELEMENTS = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)
 class StudentizedSavings:
-    """Percent saved and its studentized interval (None when undefined or degenerate)."""
+    """Percent saved, its interval (None when undefined or degenerate) and diagnostics."""
 
     percent_saved: float
     low: float | None
     high: float | None
     standard_error: float | None
     """Delta-method standard error of log(T / B); None when a total is 0."""
+    undefined_resamples: int
+    """Resamples whose studentized statistic was undefined (a zero total or se* = 0)."""
 
 
 def log_ratio_parts(treatment: FloatArray, baseline: FloatArray) -> FloatArray:
@@ -55,39 +61,67 @@ def log_ratio_parts(treatment: FloatArray, baseline: FloatArray) -> FloatArray:
     return np.stack([t, b, t * t, b * b, t * b], axis=1)
 
 
-def _log_ratio_and_se(totals: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _theta_se(totals: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """log(T / B) and its standard error per row of (k, 5) totals; NaN where T or B is 0."""
     t, b = totals[:, 0], totals[:, 1]
     ok = (t > 0) & (b > 0)
     ts = np.where(ok, t, 1.0)
     bs = np.where(ok, b, 1.0)
     theta = np.where(ok, np.log(ts) - np.log(bs), np.nan)
     var = totals[:, 2] / (ts * ts) - 2.0 * totals[:, 4] / (ts * bs) + totals[:, 3] / (bs * bs)
-    se = np.where(ok, np.sqrt(np.maximum(var, 0.0)), np.nan)
-    return theta, se
+    return theta, np.where(ok, np.sqrt(np.maximum(var, 0.0)), np.nan)
 
 
-def studentized_statistic(totals: FloatArray, theta_hat: float) -> FloatArray:
-    """``(theta* - theta_hat) / se*`` per row of totals; NaN where undefined or se* = 0."""
-    theta, se = _log_ratio_and_se(totals)
-    ok = np.isfinite(theta) & (se > 0)
-    return np.where(ok, (theta - theta_hat) / np.where(ok, se, 1.0), np.nan)
+def _resampled_totals(parts: FloatArray, rng: np.random.Generator,
+                      n_resamples: int) -> FloatArray:
+    """Totals of ``n_resamples`` bootstrap resamples of the rows of ``parts``."""
+    n = parts.shape[0]
+    out = np.empty((n_resamples, parts.shape[1]), dtype=np.float64)
+    batch = max(4, _BATCH_ELEMENTS // n)
+    for start in range(0, n_resamples, batch):
+        rows = min(batch, n_resamples - start)
+        draws = (rng.random((rows, n)) * n).astype(np.int64)
+        np.minimum(draws, n - 1, out=draws)
+        draws += np.arange(rows, dtype=np.int64)[:, None] * n
+        counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
+        out[start : start + rows] = counts.astype(np.float64) @ parts
+    return out
 
 
-def point_log_ratio(totals: FloatArray) -> tuple[float, float]:
-    """``(theta, se)`` of the full-sample totals (one row); NaN when a total is 0."""
-    theta, se = _log_ratio_and_se(np.asarray(totals, dtype=np.float64).reshape(1, -1))
-    return float(theta[0]), float(se[0])
+def studentized_savings(parts: FloatArray, *, rng: np.random.Generator, n_resamples: int,
+                        level: float) -> tuple[StudentizedSavings, ...]:
+    """One symmetric bootstrap-t interval per series, all from the same resamples.
 
-
-def studentized_savings(theta_hat: float, se_hat: float, q_low: float | None,
-                        q_high: float | None) -> StudentizedSavings:
-    """Percent saved and its interval from the studentized quantiles ``q_low <= q_high``."""
-    if not math.isfinite(theta_hat):
-        return StudentizedSavings(math.nan, None, None, None)
-    saved = 100.0 * (1.0 - math.exp(theta_hat))
-    if not math.isfinite(se_hat) or se_hat <= 0.0 or q_low is None or q_high is None:
-        return StudentizedSavings(saved, None, None, se_hat if math.isfinite(se_hat) else None)
-    # theta's interval is [theta - q_high se, theta - q_low se]; savings fall as theta rises.
-    low = 100.0 * (1.0 - math.exp(theta_hat - q_low * se_hat))
-    high = 100.0 * (1.0 - math.exp(theta_hat - q_high * se_hat))
-    return StudentizedSavings(saved, low, high, se_hat)
+    ``parts`` is (units, 5 k): for each of k series the columns of
+    :func:`log_ratio_parts` summed within each resampling unit.
+    """
+    arr = np.asarray(parts, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] % PARTS:
+        raise ValueError(f"parts: expected (units >= 1, 5 k) columns, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("parts: expected finite values, got NaN or infinity")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise ValueError(f"n_resamples: expected an integer >= 1, got {n_resamples!r}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    totals = arr.sum(axis=0)
+    resampled = _resampled_totals(arr, rng, n_resamples)
+    out = []
+    for j in range(arr.shape[1] // PARTS):
+        cols = slice(PARTS * j, PARTS * (j + 1))
+        theta_hat, se_hat = (float(v[0]) for v in _theta_se(totals[None, cols]))
+        theta, se = _theta_se(resampled[:, cols])
+        ok = np.isfinite(theta) & (se > 0)
+        undefined = int(n_resamples - np.count_nonzero(ok))
+        saved = 100.0 * (1.0 - math.exp(theta_hat)) if math.isfinite(theta_hat) else math.nan
+        se_out = se_hat if math.isfinite(se_hat) else None
+        if not math.isfinite(theta_hat) or not se_hat > 0.0 or not ok.any():
+            out.append(StudentizedSavings(saved, None, None, se_out, undefined))
+            continue
+        q = float(np.percentile(np.abs(theta[ok] - theta_hat) / se[ok], level * 100.0))
+        # theta in [theta_hat - q se, theta_hat + q se]; savings fall as theta rises.
+        # Capped so exp stays finite: a bound beyond e^700 is "more than everything".
+        low = 100.0 * (1.0 - math.exp(min(theta_hat + q * se_hat, 700.0)))
+        high = 100.0 * (1.0 - math.exp(min(theta_hat - q * se_hat, 700.0)))
+        out.append(StudentizedSavings(saved, low, high, se_out, undefined))
+    return tuple(out)

@@ -2,9 +2,10 @@
 
 One paired bootstrap, clustered by instance, gives every resampled statistic at once:
 each instance (all its runs together) is one resampling unit holding its sums per arm,
-and every statistic is a function of resampled totals. Savings are gated on a
-studentized (bootstrap-t) interval of the log ratio of totals
-(:mod:`ctxbench.stats.ratio_savings`), with the percentile interval reported beside it;
+and every statistic is a function of resampled totals; those percentile intervals are
+reported and do not gate. Savings are gated on a symmetric studentized (bootstrap-t)
+interval of the log ratio of totals (:mod:`ctxbench.stats.ratio_savings`, its own named
+random stream ``(seed, "public-eval", "savings")``, instances resampled the same way);
 quality is gated on a score interval (:mod:`ctxbench.protocols.public_eval.quality`).
 When rows carry the intervention's own overhead (``governance_tokens``,
 ``governance_usd``, ``governance_latency_ms``), the headline savings, their intervals
@@ -35,13 +36,7 @@ from ctxbench.protocols.public_eval.verdict import (
 )
 from ctxbench.stats.bootstrap import BootstrapEstimate, bootstrap_totals
 from ctxbench.stats.proportions import wilson_interval
-from ctxbench.stats.ratio_savings import (
-    LOG_RATIO_COLUMNS,
-    log_ratio_parts,
-    point_log_ratio,
-    studentized_savings,
-    studentized_statistic,
-)
+from ctxbench.stats.ratio_savings import log_ratio_parts, studentized_savings
 
 __all__ = ["OVERHEAD", "RANDOM_STREAM", "SAVINGS_METRICS", "analyze"]
 
@@ -136,21 +131,18 @@ def _per_instance(cells: PairedCells, values: FloatArray) -> FloatArray:
 
 @dataclass(frozen=True, slots=True)
 class _Layout:
-    """Columns of the joint bootstrap: count, resolved per arm, then 5 per series."""
+    """Columns of the joint bootstrap: count, resolved per arm, then (t, b) per series."""
 
-    series: tuple[_Series, ...]
-    theta: tuple[float, ...]
+    count: int
     per_resolved: tuple[int, ...]
-    """Indexes into ``series`` of the headline tokens/usd series, for per-resolved figures."""
+    """Indexes of the headline tokens/usd series, for per-resolved figures."""
 
     def statistic(self, totals: FloatArray) -> FloatArray:
         out = [100.0 * _ratio(totals[:, 2] - totals[:, 1], totals[:, 0])]
-        for i, theta in enumerate(self.theta):
-            part = totals[:, 3 + LOG_RATIO_COLUMNS * i : 3 + LOG_RATIO_COLUMNS * (i + 1)]
-            out.append(100.0 * (1.0 - _ratio(part[:, 0], part[:, 1])))
-            out.append(studentized_statistic(part, theta))
+        for i in range(self.count):
+            out.append(100.0 * (1.0 - _ratio(totals[:, 3 + 2 * i], totals[:, 4 + 2 * i])))
         for i in self.per_resolved:
-            t_col, b_col = 3 + LOG_RATIO_COLUMNS * i, 4 + LOG_RATIO_COLUMNS * i
+            t_col, b_col = 3 + 2 * i, 4 + 2 * i
             base = _ratio(totals[:, b_col], totals[:, 1])
             treat = _ratio(totals[:, t_col], totals[:, 2])
             out += [base, treat, 100.0 * (1.0 - _ratio(treat, base))]
@@ -185,17 +177,18 @@ def analyze(cells: PairedCells, settings: Settings, *,
     cols = [np.bincount(cells.instance, minlength=cells.tasks).astype(np.float64),
             _per_instance(cells, base.resolved.astype(np.float64)),
             _per_instance(cells, treat.resolved.astype(np.float64))]
+    parts = []
     for s in measured:
-        parts = log_ratio_parts(_per_instance(cells, s.treat), _per_instance(cells, s.base))
-        cols += [parts[:, j] for j in range(LOG_RATIO_COLUMNS)]
-    sums = np.stack(cols, axis=1)
-    totals_row = sums.sum(axis=0)
-    points = [point_log_ratio(totals_row[3 + LOG_RATIO_COLUMNS * i :
-                                         3 + LOG_RATIO_COLUMNS * (i + 1)])
-              for i in range(len(measured))]
-    layout = _Layout(measured, tuple(p[0] for p in points), per_resolved)
+        treat_sums, base_sums = _per_instance(cells, s.treat), _per_instance(cells, s.base)
+        cols += [treat_sums, base_sums]
+        parts.append(log_ratio_parts(treat_sums, base_sums))
+    layout = _Layout(len(measured), per_resolved)
     estimates = bootstrap_totals(
-        sums, layout.statistic, rng=derive_rng(settings.seed, RANDOM_STREAM),
+        np.stack(cols, axis=1), layout.statistic, rng=derive_rng(settings.seed, RANDOM_STREAM),
+        n_resamples=settings.bootstrap_samples, level=settings.confidence_level)
+    gated = studentized_savings(
+        np.concatenate(parts, axis=1) if parts else np.zeros((cells.tasks, 0)),
+        rng=derive_rng(settings.seed, RANDOM_STREAM, "savings"),
         n_resamples=settings.bootstrap_samples, level=settings.confidence_level)
     counts = np.bincount(cells.instance, minlength=cells.tasks)
     single_runs = bool(np.all(counts == 1))
@@ -203,8 +196,7 @@ def analyze(cells: PairedCells, settings: Settings, *,
 
     savings: dict[str, Any] = {}
     for i, s in enumerate(measured):
-        pct, t_stat = estimates[1 + 2 * i], estimates[2 + 2 * i]
-        stud = studentized_savings(points[i][0], points[i][1], t_stat.low, t_stat.high)
+        pct, stud = estimates[1 + i], gated[i]
         savings[s.key] = {
             "basis": s.basis,
             "baseline_total": _exact_total(s.metric, s.base, base.path),
@@ -212,12 +204,12 @@ def analyze(cells: PairedCells, settings: Settings, *,
             "percent_saved": _round(pct.estimate, 4),
             "ci": None if stud.low is None else [_round(stud.low, 4), _round(stud.high, 4)],
             "percentile_ci_not_gating": _ci(pct),
-            "undefined_resamples": t_stat.undefined_resamples,
+            "undefined_resamples": stud.undefined_resamples,
             "_low": stud.low,
         }
     for s in all_series:
         savings.setdefault(s.key, None)
-    rest = estimates[1 + 2 * len(measured) :]
+    rest = estimates[1 + len(measured) :]
     trios = {m: rest[3 * j : 3 * j + 3]
              for j, m in enumerate(m for m in PER_RESOLVED if m in keys)}
     arms = {}
