@@ -4,8 +4,8 @@ One paired bootstrap, clustered by instance, gives every resampled statistic at 
 each instance (all its runs together) is one resampling unit holding its sums per arm,
 and every statistic is a function of resampled totals; those percentile intervals are
 reported and do not gate. Savings are gated on a symmetric studentized (bootstrap-t)
-interval of the log ratio of totals (:mod:`ctxbench.stats.ratio_savings`, its own named
-random stream ``(seed, "public-eval", "savings")``, instances resampled the same way);
+interval of the log ratio of totals from the same resamples
+(:mod:`ctxbench.stats.ratio_savings`);
 quality is gated on a score interval (:mod:`ctxbench.protocols.public_eval.quality`).
 When rows carry the intervention's own overhead (``governance_tokens``,
 ``governance_usd``, ``governance_latency_ms``), the headline savings, their intervals
@@ -34,9 +34,15 @@ from ctxbench.protocols.public_eval.verdict import (
     sample_warnings,
     status_and_reasons,
 )
-from ctxbench.stats.bootstrap import BootstrapEstimate, bootstrap_totals
+from ctxbench.stats.bootstrap import BootstrapEstimate
 from ctxbench.stats.proportions import wilson_interval
-from ctxbench.stats.ratio_savings import log_ratio_parts, studentized_savings
+from ctxbench.stats.ratio_savings import (
+    PARTS,
+    log_ratio_parts,
+    percentile_estimate,
+    resampled_totals,
+    studentized_savings,
+)
 
 __all__ = ["OVERHEAD", "RANDOM_STREAM", "SAVINGS_METRICS", "analyze"]
 
@@ -129,24 +135,22 @@ def _per_instance(cells: PairedCells, values: FloatArray) -> FloatArray:
                       dtype=np.float64)
 
 
-@dataclass(frozen=True, slots=True)
-class _Layout:
-    """Columns of the joint bootstrap: count, resolved per arm, then (t, b) per series."""
+def _statistics(totals: FloatArray, count: int,
+                per_resolved: tuple[int, ...]) -> FloatArray:
+    """Delta, percent saved per series, then per-resolved trios, per row of totals.
 
-    count: int
-    per_resolved: tuple[int, ...]
-    """Indexes of the headline tokens/usd series, for per-resolved figures."""
-
-    def statistic(self, totals: FloatArray) -> FloatArray:
-        out = [100.0 * _ratio(totals[:, 2] - totals[:, 1], totals[:, 0])]
-        for i in range(self.count):
-            out.append(100.0 * (1.0 - _ratio(totals[:, 3 + 2 * i], totals[:, 4 + 2 * i])))
-        for i in self.per_resolved:
-            t_col, b_col = 3 + 2 * i, 4 + 2 * i
-            base = _ratio(totals[:, b_col], totals[:, 1])
-            treat = _ratio(totals[:, t_col], totals[:, 2])
-            out += [base, treat, 100.0 * (1.0 - _ratio(treat, base))]
-        return np.stack(out, axis=1)
+    Columns of ``totals``: cells, resolved per arm, then (t, b, t^2, b^2, t b) per series.
+    """
+    out = [100.0 * _ratio(totals[:, 2] - totals[:, 1], totals[:, 0])]
+    for i in range(count):
+        t_col = 3 + PARTS * i
+        out.append(100.0 * (1.0 - _ratio(totals[:, t_col], totals[:, t_col + 1])))
+    for i in per_resolved:
+        t_col = 3 + PARTS * i
+        base = _ratio(totals[:, t_col + 1], totals[:, 1])
+        treat = _ratio(totals[:, t_col], totals[:, 2])
+        out += [base, treat, 100.0 * (1.0 - _ratio(treat, base))]
+    return np.stack(out, axis=1)
 
 
 def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
@@ -177,19 +181,21 @@ def analyze(cells: PairedCells, settings: Settings, *,
     cols = [np.bincount(cells.instance, minlength=cells.tasks).astype(np.float64),
             _per_instance(cells, base.resolved.astype(np.float64)),
             _per_instance(cells, treat.resolved.astype(np.float64))]
-    parts = []
     for s in measured:
-        treat_sums, base_sums = _per_instance(cells, s.treat), _per_instance(cells, s.base)
-        cols += [treat_sums, base_sums]
-        parts.append(log_ratio_parts(treat_sums, base_sums))
-    layout = _Layout(len(measured), per_resolved)
-    estimates = bootstrap_totals(
-        np.stack(cols, axis=1), layout.statistic, rng=derive_rng(settings.seed, RANDOM_STREAM),
-        n_resamples=settings.bootstrap_samples, level=settings.confidence_level)
-    gated = studentized_savings(
-        np.concatenate(parts, axis=1) if parts else np.zeros((cells.tasks, 0)),
-        rng=derive_rng(settings.seed, RANDOM_STREAM, "savings"),
-        n_resamples=settings.bootstrap_samples, level=settings.confidence_level)
+        parts = log_ratio_parts(_per_instance(cells, s.treat), _per_instance(cells, s.base))
+        cols += [parts[:, j] for j in range(PARTS)]
+    sums = np.stack(cols, axis=1)
+    point = sums.sum(axis=0)
+    resampled = resampled_totals(sums, rng=derive_rng(settings.seed, RANDOM_STREAM),
+                                 n_resamples=settings.bootstrap_samples)
+    level = settings.confidence_level
+    theta_hat = _statistics(point[None, :], len(measured), per_resolved)[0]
+    theta = _statistics(resampled, len(measured), per_resolved)
+    estimates = tuple(percentile_estimate(float(theta_hat[j]), theta[:, j], level=level,
+                                     n_units=cells.tasks) for j in range(theta.shape[1]))
+    gated = [studentized_savings(point[3 + PARTS * i : 3 + PARTS * (i + 1)],
+                                 resampled[:, 3 + PARTS * i : 3 + PARTS * (i + 1)], level=level)
+             for i in range(len(measured))]
     counts = np.bincount(cells.instance, minlength=cells.tasks)
     single_runs = bool(np.all(counts == 1))
     quality = quality_section(cells, settings, estimates[0], single_runs)
