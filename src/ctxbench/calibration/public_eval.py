@@ -17,7 +17,8 @@ Each simulated study writes decoded rows for both arms and runs them through
   0.3), so the true saving of totals is exactly 25%; the event is "the gating
   (studentized) interval contains 25".
 * ``public_eval.token_savings`` (type I): the same with mean factor 1 (true saving 0);
-  the event is "the lower bound is above 0" (the savings gate passes).
+  the event is "the lower bound is above 0" (the savings gate passes); (power): the same
+  with a true saving of 5%.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from ctxbench.protocols.public_eval.pairing import pair_rows
 from ctxbench.protocols.public_eval.rows import rows_from_lines
 from ctxbench.protocols.public_eval.settings import MIN_RESAMPLES, Settings
 
-__all__ = ["MARGIN_PP", "SCENARIOS", "quality_scenario", "savings_scenario"]
+__all__ = ["MARGIN_PP", "SCENARIOS", "quality_scenario", "savings_power_scenario",
+           "savings_scenario"]
 
 MARGIN_PP = 1.0
 _QUALITY = "public_eval.quality"
@@ -105,6 +107,19 @@ def _savings_study(n: int, factor_mean: float, rng: np.random.Generator,
     return event(_report(base, treat, rng)["savings"]["tokens"])
 
 
+def savings_power_scenario(n: int, saving_pct: float) -> Scenario:
+    """How often the savings gate passes when the true saving is ``saving_pct`` %."""
+    def passes(entry: dict[str, Any]) -> bool:
+        ci = entry["ci"]
+        return ci is not None and ci[0] > 0.0
+
+    def simulate(rng: np.random.Generator) -> bool:
+        return _savings_study(n, 1.0 - saving_pct / 100.0, rng, passes)
+
+    return Scenario(gate=_SAVINGS, name=f"lognormal(sigma 1) tokens, true saving "
+                    f"{saving_pct:g}%", n=n, kind="power", simulate=simulate, goal="report")
+
+
 def savings_scenario(n: int, *, coverage: bool) -> Scenario:
     """Coverage of a true 25% saving, or the savings gate's type I at a true 0%."""
     if coverage:
@@ -135,4 +150,5 @@ SCENARIOS: tuple[Scenario, ...] = (
     quality_scenario(100, 11.0, at_margin=True, runs=3),
     *(savings_scenario(n, coverage=True) for n in (50, 200)),
     savings_scenario(100, coverage=False),
+    *(savings_power_scenario(n, 5.0) for n in (100, 300)),
 )
