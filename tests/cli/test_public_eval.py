@@ -101,3 +101,8 @@ def test_from_cef_writes_both_row_files(tmp_path: Path,
                          str(out_dir)], capsys)
     assert code == 2
     assert err == "ctxbench: error: --from-cef: expected --treatment NAME and --output-dir DIR\n"
+    code, _, err = _run(["public-eval", "--from-cef", str(trials), "--treatment", "entroly",
+                         "--output-dir", str(out_dir), "--quality-margin-pp", "2"], capsys)
+    assert code == 2
+    assert err == ("ctxbench: error: --quality-margin-pp: expected only without --from-cef, "
+                   "got it with --from-cef\n")
