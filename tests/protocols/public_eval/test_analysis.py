@@ -316,3 +316,19 @@ def test_any_valid_input_gives_a_schema_valid_report(
         assert report["savings"]["tokens"]["ci"][0] > 0
     if sum(tb for _, _, tb, _, _ in cells) == 0:
         assert report["savings"]["tokens"]["percent_saved"] is None
+
+
+def test_gate_compares_the_unrounded_bound() -> None:
+    from ctxbench.stats.proportions import tango_paired_interval
+
+    n = 60
+    flags = _flags(n, set(range(40)))
+    tokens = [600 + (i % 7) for i in range(n)]
+    low = 100 * tango_paired_interval(0, 0, n).low  # -6.017185...
+    shown = round(low, 4)  # -6.0172, below the true bound
+    margin = -(low + shown) / 2  # -margin lies between the shown and the true bound
+    report = _report(_rows(flags, [1000] * n), _rows(flags, tokens), quality_margin_pp=margin)
+    assert report["quality"]["gate_ci_pp"][0] == shown < -margin <= low
+    # Decided on the unrounded bound: non-inferior, although the shown bound is below.
+    assert report["quality"]["non_inferior"] is True
+    assert report["status"] == "supported"

@@ -192,7 +192,8 @@ def analyze(cells: PairedCells, settings: Settings, *,
     theta_hat = _statistics(point[None, :], len(measured), per_resolved)[0]
     theta = _statistics(resampled, len(measured), per_resolved)
     estimates = tuple(percentile_estimate(float(theta_hat[j]), theta[:, j], level=level,
-                                     n_units=cells.tasks) for j in range(theta.shape[1]))
+                                          n_units=cells.tasks)
+                      for j in range(theta.shape[1]))
     gated = [studentized_savings(point[3 + PARTS * i : 3 + PARTS * (i + 1)],
                                  resampled[:, 3 + PARTS * i : 3 + PARTS * (i + 1)], level=level)
              for i in range(len(measured))]
@@ -211,7 +212,6 @@ def analyze(cells: PairedCells, settings: Settings, *,
             "ci": None if stud.low is None else [_round(stud.low, 4), _round(stud.high, 4)],
             "percentile_ci_not_gating": _ci(pct),
             "undefined_resamples": stud.undefined_resamples,
-            "_low": stud.low,
         }
     for s in all_series:
         savings.setdefault(s.key, None)
@@ -236,10 +236,8 @@ def analyze(cells: PairedCells, settings: Settings, *,
             "percentile_ci_not_gating": _ci(trio[2]),
             "undefined_resamples": trio[2].undefined_resamples,
         }
-    token_low = None if savings["tokens"] is None else savings["tokens"].pop("_low")
-    for entry in savings.values():
-        if entry is not None:
-            entry.pop("_low", None)
+    # The gate reads the unrounded lower bound, never the rounded one in the report.
+    token_low = gated[keys.index("tokens")].low if "tokens" in keys else None
     false_stops = false_stop_section(treat, settings)
     warnings = sample_warnings(cells.tasks, settings, single_runs)
     warnings += metric_warnings(cells, settings)
