@@ -150,3 +150,15 @@ def test_totals_near_two_to_the_53_are_exact_and_never_wrap() -> None:
     assert report["treatment"]["tokens"] == n * big - 2**40 * sum(i % 3 for i in range(n))
     assert report["savings"]["tokens"]["baseline_total"] == n * big
     assert report["savings"]["tokens"]["percent_saved"] > 0
+
+
+def test_overhead_in_some_rows_only_makes_net_savings_unknown_not_agent_only() -> None:
+    base, treat = _arms(40, {"resolved": True, "tokens": 1000},
+                        {"resolved": True, "tokens": 500, "governance_tokens": 50})
+    del treat[7]["governance_tokens"]
+    report = _report(base, treat, quality_margin_pp=10.0)
+    assert report["savings"]["tokens"] is None
+    assert report["savings"]["gross_tokens"]["percent_saved"] == 50.0
+    assert report["status"] == "no_savings"
+    assert report["reasons"][0] == ("token savings are unknown: an overhead or token total is "
+                                    "not recorded in every row")
