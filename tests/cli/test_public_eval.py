@@ -24,8 +24,8 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def test_markdown_default_and_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(["public-eval", *BASIC, "--treatment-name", "marginal", "--check"],
-                          capsys)
+    code, out, err = _run(["public-eval", *BASIC, "--treatment-name", "marginal",
+                           "--quality-margin-pp", "5", "--check"], capsys)
     assert code == 0 and err == ""
     assert out == (GOLDEN / "public-eval-basic" / "report.md").read_text(encoding="utf-8")
 
@@ -45,8 +45,8 @@ def test_json_is_byte_identical_across_runs(tmp_path: Path,
 def test_check_fails_with_exit_1_when_not_supported(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(["public-eval", *MARGIN, "--check"], capsys)
     assert code == 1
-    assert "**Status: quality_regression**" in out
-    assert err.startswith("ctxbench: check failed: status is quality_regression: not shown "
+    assert "**Status: not_non_inferior**" in out
+    assert err.startswith("ctxbench: check failed: status is not_non_inferior: not shown "
                           "non-inferior")
     code, _, _ = _run(["public-eval", *MARGIN], capsys)
     assert code == 0
@@ -65,7 +65,15 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path,
     assert err == ("ctxbench: error: public-eval: expected BASELINE.jsonl TREATMENT.jsonl, "
                    "got 1 file(s)\n")
     code, _, err = _run(["public-eval", *BASIC, "--confidence-level", "2"], capsys)
-    assert code == 2 and "--confidence-level: expected a number in [0.5, 1)" in err
+    assert code == 2 and "--confidence-level: expected a number in [0.8, 0.999]" in err
+    code, _, err = _run(["public-eval", *BASIC, "--bootstrap-samples", "999"], capsys)
+    assert code == 2 and err == ("ctxbench: error: --bootstrap-samples: expected an integer "
+                                 ">= 1000, got 999\n")
+    code, _, err = _run(["public-eval", *BASIC, "--baseline", "foo"], capsys)
+    assert code == 2 and err == ("ctxbench: error: --baseline: expected only with --from-cef, "
+                                 "got it with BASELINE.jsonl TREATMENT.jsonl\n")
+    code, _, err = _run(["public-eval", *BASIC, "--resolved-threshold", "0.5"], capsys)
+    assert code == 2 and err.startswith("ctxbench: error: --resolved-threshold: expected only")
 
 
 def test_from_cef_writes_both_row_files(tmp_path: Path,
@@ -93,3 +101,8 @@ def test_from_cef_writes_both_row_files(tmp_path: Path,
                          str(out_dir)], capsys)
     assert code == 2
     assert err == "ctxbench: error: --from-cef: expected --treatment NAME and --output-dir DIR\n"
+    code, _, err = _run(["public-eval", "--from-cef", str(trials), "--treatment", "entroly",
+                         "--output-dir", str(out_dir), "--quality-margin-pp", "2"], capsys)
+    assert code == 2
+    assert err == ("ctxbench: error: --quality-margin-pp: expected only without --from-cef, "
+                   "got it with --from-cef\n")

@@ -14,6 +14,22 @@ from ctxbench.render.public_eval import render_markdown
 
 __all__ = ["public_eval"]
 
+_COMPARE_ONLY = ("confidence_level", "quality_margin_pp", "bootstrap_samples", "seed",
+                 "min_savings_percent", "max_false_stop_rate", "treatment_name",
+                 "baseline_name", "as_json", "output", "check")
+_CONVERT_ONLY = ("baseline_condition", "treatment_condition", "output_dir",
+                 "resolved_threshold")
+
+
+def _reject(ctx: click.Context, names: tuple[str, ...], mode: str) -> None:
+    """A located usage error for the first option given that does not apply to ``mode``."""
+    for param in ctx.command.params:
+        if param.name in names and ctx.get_parameter_source(param.name) \
+                not in (click.core.ParameterSource.DEFAULT, None):
+            where = "without" if mode == "--from-cef" else "with"
+            raise InputError(f"{max(param.opts, key=len)}: expected only {where} --from-cef, "
+                             f"got it with {mode}")
+
 
 @click.command("public-eval")
 @click.argument("files", nargs=-1, metavar="BASELINE.jsonl TREATMENT.jsonl",
@@ -27,6 +43,9 @@ __all__ = ["public_eval"]
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
 @click.option("--min-savings-percent", type=float, default=0.0, show_default=True,
               help="The token-savings lower bound must be above this.")
+@click.option("--max-false-stop-rate", type=float, default=0.0, show_default=True,
+              help="Highest share of reviewed stops judged false (false_stops / "
+                   "reviewed_stops) before the status is false_stop_risk.")
 @click.option("--treatment-name", default="treatment", show_default=True,
               help="Name of the treatment in the report.")
 @click.option("--baseline-name", default="baseline", show_default=True,
@@ -38,21 +57,22 @@ __all__ = ["public_eval"]
 @click.option("--check", is_flag=True, help="Exit 1 unless the status is supported.")
 @click.option("--from-cef", "from_cef", type=click.Path(dir_okay=False), multiple=True,
               help="Convert these CEF trial files into row files instead of comparing.")
-@click.option("--baseline", "baseline_condition", default="raw", show_default=True,
-              help="With --from-cef: the baseline condition.")
+@click.option("--baseline", "baseline_condition",
+              help="With --from-cef: the baseline condition (default raw).")
 @click.option("--treatment", "treatment_condition",
               help="With --from-cef: the treatment condition.")
 @click.option("--output-dir", type=click.Path(file_okay=False),
               help="With --from-cef: where to write <baseline>.jsonl and <treatment>.jsonl.")
-@click.option("--resolved-threshold", type=float, default=1.0, show_default=True,
-              help="With --from-cef: a trial is resolved when task_score >= this.")
+@click.option("--resolved-threshold", type=float,
+              help="With --from-cef: a trial is resolved when task_score >= this (default 1).")
 @click.pass_context
 def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: float,
                 quality_margin_pp: float, bootstrap_samples: int, seed: int,
-                min_savings_percent: float, treatment_name: str, baseline_name: str,
-                as_json: bool, output: str | None, check: bool, from_cef: tuple[str, ...],
-                baseline_condition: str, treatment_condition: str | None,
-                output_dir: str | None, resolved_threshold: float) -> None:
+                min_savings_percent: float, max_false_stop_rate: float, treatment_name: str,
+                baseline_name: str, as_json: bool, output: str | None, check: bool,
+                from_cef: tuple[str, ...], baseline_condition: str | None,
+                treatment_condition: str | None, output_dir: str | None,
+                resolved_threshold: float | None) -> None:
     """Compare baseline and treatment runs: savings with intervals, quality by interval bound.
 
     \b
@@ -65,22 +85,24 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
         if files:
             raise InputError("public-eval: expected either BASELINE.jsonl TREATMENT.jsonl or "
                              "--from-cef, got both")
+        _reject(ctx, _COMPARE_ONLY, "--from-cef")
         if treatment_condition is None or output_dir is None:
             raise InputError("--from-cef: expected --treatment NAME and --output-dir DIR")
-        written = convert_cef(from_cef, baseline=baseline_condition,
-                              treatment=treatment_condition, output_dir=output_dir,
-                              resolved_threshold=resolved_threshold)
+        written = convert_cef(
+            from_cef, baseline=baseline_condition or "raw", treatment=treatment_condition,
+            output_dir=output_dir,
+            resolved_threshold=1.0 if resolved_threshold is None else resolved_threshold)
         for path in written:
             click.echo(str(path))
         return
-    if treatment_condition is not None or output_dir is not None:
-        raise InputError("--treatment and --output-dir: expected only with --from-cef")
+    _reject(ctx, _CONVERT_ONLY, "BASELINE.jsonl TREATMENT.jsonl")
     if len(files) != 2:
         raise InputError(f"public-eval: expected BASELINE.jsonl TREATMENT.jsonl, got "
                          f"{len(files)} file(s)")
     settings = Settings(confidence_level=confidence_level, quality_margin_pp=quality_margin_pp,
                         bootstrap_samples=bootstrap_samples, seed=seed,
                         min_savings_percent=min_savings_percent,
+                        max_false_stop_rate=max_false_stop_rate,
                         baseline_name=baseline_name, treatment_name=treatment_name)
     report = compare_files(files[0], files[1], settings)
     data = report_json_bytes(report) if as_json else render_markdown(report).encode("utf-8")

@@ -45,21 +45,35 @@ def _saving(entry: dict[str, Any] | None, level: str, noun: str = "") -> str | N
         return None
     pct = entry["percent_saved"]
     noun = f" {noun}" if noun else ""
+    if "ci" in entry:
+        ci, kind = entry["ci"], "CI"
+    else:
+        ci, kind = entry["percentile_ci_not_gating"], "percentile CI, not gating"
     if pct >= 0:
-        return f"{pct:.1f}% fewer{noun} ({level} CI {_range(entry['ci'])})"
-    return f"{-pct:.1f}% more{noun} ({level} CI of the saving {_range(entry['ci'])})"
+        return f"{pct:.1f}% fewer{noun} ({level} {kind} {_range(ci)})"
+    return f"{-pct:.1f}% more{noun} ({level} {kind} of the saving {_range(ci)})"
+
+
+def _noun(entry: dict[str, Any] | None, noun: str) -> str:
+    if entry is not None and entry.get("basis") == "net":
+        return f"{noun} net of governance overhead"
+    return noun
 
 
 def claim_sentence(report: dict[str, Any]) -> str:
     """The protocol's claim form: cost and quality together, with intervals and margin."""
     level = _level(report)
     quality = report["quality"]
-    verdict = "non-inferior" if quality["non_inferior"] else "not shown non-inferior"
-    tokens = _saving(report["savings"]["tokens"], level, "tokens") or "tokens savings undefined"
+    if quality["shows_loss"]:
+        verdict = "a loss beyond the margin"
+    else:
+        verdict = "non-inferior" if quality["non_inferior"] else "not shown non-inferior"
+    entry = report["savings"]["tokens"]
+    tokens = _saving(entry, level, _noun(entry, "tokens")) or "token savings undefined"
     return (
         f"{tokens} with a "
         f"{quality['resolved_delta_pp']:.1f} pp resolve-rate delta ({level} CI "
-        f"{_range(quality['delta_ci_pp'])}) under a preregistered {quality['margin_pp']:.1f} pp "
+        f"{_range(quality['gate_ci_pp'])}) under a preregistered {quality['margin_pp']:.1f} pp "
         f"margin: {verdict}."
     )
 
@@ -99,19 +113,37 @@ def _rate(arm: dict[str, Any], cells: int, level: str) -> str:
             f"{low * 100:.1f}{_EN_DASH}{high * 100:.1f})")
 
 
+_FORMATS = {"tokens": ("Tokens", _count), "usd": ("USD", _usd),
+            "latency_ms": ("Latency", _ms), "tool_calls": ("Tool calls", _count)}
+
+
+def _metric_rows(report: dict[str, Any], level: str) -> list[tuple[str, str, str, str]]:
+    """Agent totals, then for metrics with overhead the net (headline) and gross rows."""
+    savings = report["savings"]
+    rows = []
+    for metric, (label, fmt) in _FORMATS.items():
+        entry = savings[metric]
+        if f"gross_{metric}" not in savings:
+            rows.append((label, fmt(report["baseline"][metric]),
+                         fmt(report["treatment"][metric]), _change(entry, level)))
+            continue
+        gross = savings[f"gross_{metric}"]
+        rows.append((f"{label}, agent only (gross)", fmt(report["baseline"][metric]),
+                     fmt(report["treatment"][metric]), _change(gross, level)))
+        net = [None if entry is None else entry[f"{side}_total"]
+               for side in ("baseline", "treatment")]
+        rows.append((f"**{label}, net: agent + governance (headline)**", fmt(net[0]),
+                     fmt(net[1]), _change(entry, level)))
+    return rows
+
+
 def _table(report: dict[str, Any], level: str) -> list[str]:
     base, treat, savings = report["baseline"], report["treatment"], report["savings"]
     quality = report["quality"]
     rows = [
         ("Resolved", _rate(base, report["cells"], level), _rate(treat, report["cells"], level),
-         f"{quality['resolved_delta_pp']:+.1f} pp ({level} CI {_range(quality['delta_ci_pp'])})"),
-        ("Tokens", _count(base["tokens"]), _count(treat["tokens"]),
-         _change(savings["tokens"], level)),
-        ("USD", _usd(base["usd"]), _usd(treat["usd"]), _change(savings["usd"], level)),
-        ("Latency", _ms(base["latency_ms"]), _ms(treat["latency_ms"]),
-         _change(savings["latency_ms"], level)),
-        ("Tool calls", _count(base["tool_calls"]), _count(treat["tool_calls"]),
-         _change(savings["tool_calls"], level)),
+         f"{quality['resolved_delta_pp']:+.1f} pp ({level} CI {_range(quality['gate_ci_pp'])})"),
+        *_metric_rows(report, level),
         ("Tokens per resolved task", _with_ci(base["tokens_per_resolved"], "{:,.1f}", level),
          _with_ci(treat["tokens_per_resolved"], "{:,.1f}", level),
          _change(savings["tokens_per_resolved"], level)),
@@ -162,22 +194,48 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["inputs"]:
         lines.append("")
     lines += _table(report, level)
+    extra = quality["not_gating"]
     lines += ["", "## Quality", "",
               f"- Regressions (baseline resolved, treatment not): {quality['regressions']}",
               f"- Recoveries (treatment resolved, baseline not): {quality['recoveries']}",
               f"- Exact McNemar test of regressions vs recoveries: p = {quality['mcnemar_p']:g}",
-              f"- Resolve-rate delta: {quality['resolved_delta_pp']:+.2f} pp, {level} "
-              f"{quality['delta_ci_method']}: {_range(quality['delta_ci_pp'], 2)} pp "
-              f"(the non-inferiority gate: lower bound >= -{quality['margin_pp']:g} pp)"]
-    score = quality["score_ci_pp"]
-    if score is not None:
-        lines.append(f"- Score intervals for matched pairs ({level}): Tango "
-                     f"{_range(score['tango_score'], 2)} pp; Newcombe hybrid "
-                     f"{_range(score['newcombe_hybrid_score'], 2)} pp")
-    within = "yes" if quality["point_estimate_within_margin"] else "no"
+              f"- Resolve-rate delta: {quality['resolved_delta_pp']:+.2f} pp; gating {level} "
+              f"interval ({quality['gate_method']}): {_range(quality['gate_ci_pp'], 2)} pp "
+              f"(non-inferior when the lower bound >= -{quality['margin_pp']:g} pp)"]
+    if quality["design_effect"] is not None:
+        lines.append(f"- Design effect of the instance clustering: "
+                     f"{quality['design_effect']:.3f}")
+    lines.append(f"- Not gating: {level} {extra['bootstrap_method']} "
+                 f"{_range(extra['bootstrap_ci_pp'], 2)} pp")
+    if extra["newcombe_hybrid_score_ci_pp"] is not None:
+        lines.append(f"- Not gating: {level} Newcombe hybrid score interval "
+                     f"{_range(extra['newcombe_hybrid_score_ci_pp'], 2)} pp")
+    within = "yes" if extra["point_estimate_within_margin"] else "no"
     lines += [f"- Non-inferior (interval gate): {'yes' if quality['non_inferior'] else 'no'}",
+              f"- Loss beyond the margin shown: {'yes' if quality['shows_loss'] else 'no'}",
               f"- Point estimate within the margin (older criterion, for comparison only, "
               f"not used for the status): {within}"]
+    stops = report["false_stops"]
+    if stops is not None:
+        lines += ["", "## False stops", "",
+                  f"- {stops['false_stops']} of {stops['reviewed_stops']} reviewed stops "
+                  f"judged false: {stops['rate'] * 100:.1f}% ({level} {stops['ci_method']} "
+                  f"{stops['ci'][0] * 100:.1f}{_EN_DASH}{stops['ci'][1] * 100:.1f}%); maximum "
+                  f"{stops['max_rate'] * 100:g}%: "
+                  f"{'exceeded' if stops['exceeds_max'] else 'within'}"]
+    lines += ["", "## Savings intervals", "",
+              f"Gating: the {level} studentized bootstrap interval of the headline token "
+              "savings (net of governance overhead where rows record it). Percentile "
+              "intervals are shown for comparison and do not gate.", "",
+              "| Saving | Basis | Percent saved | Studentized CI (gating for tokens) | "
+              "Percentile CI (not gating) |", "|---|---|---:|---|---|"]
+    for key, entry in report["savings"].items():
+        if entry is None or "ci" not in entry:
+            continue
+        basis = "net (agent + governance)" if entry["basis"] == "net" else "agent only"
+        lines.append(f"| {key} | {basis} | {entry['percent_saved']:.2f}% | "
+                     f"{_range(entry['ci'], 2)} | "
+                     f"{_range(entry['percentile_ci_not_gating'], 2)} |")
     if report["warnings"]:
         lines += ["", "## Warnings", "", *[f"- {w}" for w in report["warnings"]]]
     lines += ["", "## Methodology", ""]

@@ -3,6 +3,9 @@
 * :func:`wilson_interval`: the Wilson (1927) score interval for one binomial proportion.
 * :func:`tango_paired_interval`: Tango's (1998) score interval for the difference of two
   paired (matched) proportions, found by inverting the score test with bisection.
+* :func:`clustered_tango_interval`: the Tango interval for paired proportions observed
+  in clusters (repeated runs of one instance), with the counts divided by the estimated
+  design effect (Rao & Scott 1992), the non-inferiority gate for repeated runs.
 * :func:`newcombe_paired_interval`: Newcombe's (1998) method 10, the hybrid score
   interval built from the two marginal Wilson intervals with a correlation correction.
 * :func:`mcnemar_exact`: the exact McNemar test (two-sided binomial test of the
@@ -26,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "ClusteredDifferenceInterval",
     "McNemarResult",
     "PairedDifferenceInterval",
     "ProportionInterval",
@@ -61,6 +65,26 @@ class PairedDifferenceInterval:
     high: float
     level: float
     method: Literal["tango_score", "newcombe_hybrid_score"]
+    n: int
+    only_first: int
+    only_second: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClusteredDifferenceInterval:
+    """Paired difference over clustered cells: Tango's interval on design-effect-scaled counts.
+
+    ``design_effect`` is the ratio of the cluster-robust variance of the difference to its
+    variance under independent cells, floored at 1 (clustering never narrows the interval).
+    """
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    method: Literal["tango_score_design_effect"]
+    design_effect: float
+    clusters: int
     n: int
     only_first: int
     only_second: int
@@ -122,7 +146,7 @@ def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> Proportio
     return ProportionInterval(p, low, high, level, "wilson", x, total)
 
 
-def _tango_z(delta: float, b: int, c: int, n: int) -> float:
+def _tango_z(delta: float, b: float, c: float, n: float) -> float:
     """Tango's (1998) score statistic for H0: p_first - p_second = delta."""
     w = -b - c + (2 * n - b + c) * delta
     root = math.sqrt(max(0.0, w * w + 8.0 * n * c * delta * (1.0 - delta)))
@@ -161,18 +185,60 @@ def tango_paired_interval(only_first: int, only_second: int, n: int, *,
     design. Statistics in Medicine 17, 891-908.
     """
     b, c, total = _paired_counts(only_first, only_second, n)
-    z = _z(level)
-    estimate = (b - c) / total
+    low, high = _tango_bounds(float(b), float(c), float(total), _z(level))
+    return PairedDifferenceInterval((b - c) / total, low, high, level, "tango_score", total,
+                                    b, c)
+
+
+def _tango_bounds(b: float, c: float, n: float, z: float) -> tuple[float, float]:
+    """Tango's bounds for (possibly fractional, design-effect-scaled) counts."""
+    estimate = (b - c) / n
 
     def upper_fn(delta: float) -> float:
-        return _tango_z(delta, b, c, total) + z
+        return _tango_z(delta, b, c, n) + z
 
     def lower_fn(delta: float) -> float:
-        return _tango_z(delta, b, c, total) - z
+        return _tango_z(delta, b, c, n) - z
 
     low = -1.0 if lower_fn(-1.0) <= 0.0 else _bisect(lower_fn, -1.0, estimate)
     high = 1.0 if upper_fn(1.0) >= 0.0 else _bisect(upper_fn, estimate, 1.0)
-    return PairedDifferenceInterval(estimate, low, high, level, "tango_score", total, b, c)
+    return low, high
+
+
+def clustered_tango_interval(only_first: NDArray[np.int64], only_second: NDArray[np.int64],
+                             cells: NDArray[np.int64], *,
+                             level: float = 0.95) -> ClusteredDifferenceInterval:
+    """Tango's interval for paired proportions whose pairs come in clusters.
+
+    Cluster i holds ``cells[i]`` pairs, ``only_first[i]`` and ``only_second[i]`` of them
+    discordant each way. The design effect is the cluster-robust (sandwich) variance of
+    the difference, ``k/(k-1) * sum((x_i - d * m_i)^2) / N^2`` with ``x_i`` the cluster's
+    net difference, divided by the multinomial variance ``((b + c)/N - d^2)/N``; the
+    counts b, c and N are divided by it (floored at 1) and Tango's score interval is
+    inverted on the scaled counts: the Rao & Scott (1992) first-order correction,
+    applied to the matched-pair score test (Obuchowski 1998 gives the clustered
+    McNemar variance it generalizes). Rao, J. N. K. & Scott, A. J. (1992) A simple
+    method for the analysis of clustered binary data. Biometrics 48, 577-585.
+    """
+    first = np.asarray(only_first, dtype=np.int64)
+    second = np.asarray(only_second, dtype=np.int64)
+    sizes = np.asarray(cells, dtype=np.int64)
+    if not first.shape == second.shape == sizes.shape or first.ndim != 1:
+        raise ValueError("only_first, only_second, cells: expected 1-D arrays of one length")
+    if first.shape[0] < 1 or np.any(sizes < 1) or np.any(first < 0) or np.any(second < 0) \
+            or np.any(first + second > sizes):
+        raise ValueError("cells: expected clusters of >= 1 pair with at most that many "
+                         "discordant pairs")
+    b, c, total = int(first.sum()), int(second.sum()), int(sizes.sum())
+    k = first.shape[0]
+    estimate = (b - c) / total
+    independent = ((b + c) / total - estimate * estimate) / total
+    resid = (first - second) - estimate * sizes
+    robust = (k / (k - 1) if k > 1 else 1.0) * float(np.sum(resid * resid)) / total**2
+    deff = max(1.0, robust / independent) if independent > 0.0 else 1.0
+    low, high = _tango_bounds(b / deff, c / deff, total / deff, _z(level))
+    return ClusteredDifferenceInterval(estimate, low, high, level, "tango_score_design_effect",
+                                       deff, k, total, b, c)
 
 
 def newcombe_paired_interval(only_first: int, only_second: int, n: int, *,

@@ -48,19 +48,27 @@ def _flags(n: int, true_idx: set[int]) -> list[bool]:
 def test_supported_with_hand_checked_point_estimates() -> None:
     n = 60
     base = _rows(_flags(n, set(range(40))), [1000] * n, usd=[0.1] * n)
-    treat = _rows(_flags(n, set(range(40))), [600] * n, usd=[0.05] * n)
-    report = _report(base, treat)
+    treat = _rows(_flags(n, set(range(40))), [600 + (i % 7) for i in range(n)],
+                  usd=[0.05] * n)
+    report = _report(base, treat, quality_margin_pp=10.0)
     assert report["status"] == "supported"
     assert report["tasks"] == report["cells"] == n
     assert report["baseline"]["resolved"] == 40
-    assert report["baseline"]["tokens"] == 60000 and report["treatment"]["tokens"] == 36000
-    assert report["savings"]["tokens"]["percent_saved"] == 40.0
+    extra = sum(i % 7 for i in range(n))
+    assert report["baseline"]["tokens"] == 60000
+    assert report["treatment"]["tokens"] == 36000 + extra
+    assert report["savings"]["tokens"]["percent_saved"] == round(
+        100 * (1 - (36000 + extra) / 60000), 4)
+    assert report["savings"]["tokens"]["basis"] == "agent"
     assert report["savings"]["usd"]["percent_saved"] == 50.0
+    # Every instance saves exactly 50% of USD: no spread, so no (gating) interval.
+    assert report["savings"]["usd"]["ci"] is None
     assert report["baseline"]["tokens_per_resolved"]["estimate"] == 1500.0
-    assert report["treatment"]["tokens_per_resolved"]["estimate"] == 900.0
-    assert report["savings"]["tokens_per_resolved"]["percent_saved"] == 40.0
     quality = report["quality"]
-    assert quality["resolved_delta_pp"] == 0.0 and quality["delta_ci_pp"] == [0.0, 0.0]
+    # No pair differs: the bootstrap collapses to [0, 0] but the Tango gate does not.
+    assert quality["resolved_delta_pp"] == 0.0
+    assert quality["not_gating"]["bootstrap_ci_pp"] == [0.0, 0.0]
+    assert quality["gate_ci_pp"][0] == pytest.approx(-6.02, abs=0.01)
     assert quality["regressions"] == quality["recoveries"] == 0
     assert quality["mcnemar_p"] == 1.0
     assert quality["non_inferior"] is True
@@ -86,10 +94,10 @@ def test_point_estimate_within_margin_but_interval_not_is_not_supported() -> Non
     report = _report(base, treat)
     quality = report["quality"]
     assert quality["resolved_delta_pp"] == 0.0
-    assert quality["point_estimate_within_margin"] is True
-    assert quality["delta_ci_pp"][0] < -1.0
-    assert quality["non_inferior"] is False
-    assert report["status"] == "quality_regression"
+    assert quality["not_gating"]["point_estimate_within_margin"] is True
+    assert quality["gate_ci_pp"][0] < -1.0
+    assert quality["non_inferior"] is False and quality["shows_loss"] is False
+    assert report["status"] == "not_non_inferior"
     assert "older point-estimate criterion would have accepted" in report["reasons"][0]
     assert (quality["regressions"], quality["recoveries"]) == (4, 4)
 
@@ -100,9 +108,9 @@ def test_marginal_counterexample_ten_tasks_minus_ten_pp() -> None:
     treat = _rows(_flags(10, set(range(5))), [50] * 10)
     report = _report(base, treat, quality_margin_pp=10.0)
     assert report["quality"]["resolved_delta_pp"] == -10.0
-    assert report["quality"]["point_estimate_within_margin"] is True
+    assert report["quality"]["not_gating"]["point_estimate_within_margin"] is True
     assert report["quality"]["non_inferior"] is False
-    assert report["status"] == "quality_regression"
+    assert report["status"] == "not_non_inferior"
     assert report["warnings"][0] == ("only 10 distinct instance(s), fewer than 30: the "
                                      "interval is unreliable")
 
@@ -110,29 +118,36 @@ def test_marginal_counterexample_ten_tasks_minus_ten_pp() -> None:
 def test_no_savings_and_min_savings_floor() -> None:
     n = 40
     same = _flags(n, set(range(30)))
-    report = _report(_rows(same, [1000] * n), _rows(same, [1100] * n))
+    noisy = [700 + 13 * (i % 5) for i in range(n)]
+    report = _report(_rows(same, [1000] * n), _rows(same, [1100 + i % 3 for i in range(n)]),
+                     quality_margin_pp=10.0)
     assert report["status"] == "no_savings"
-    assert report["savings"]["tokens"]["percent_saved"] == -10.0
-    floor = _report(_rows(same, [1000] * n), _rows(same, [700] * n), min_savings_percent=50)
+    assert report["savings"]["tokens"]["percent_saved"] == -10.0975
+    floor = _report(_rows(same, [1000] * n), _rows(same, noisy), min_savings_percent=50,
+                    quality_margin_pp=10.0)
     assert floor["status"] == "no_savings"
-    assert floor["reasons"][0] == ("no token savings shown: the 95% lower bound (30.0%) is not "
-                                   "above 50%")
+    low = floor["savings"]["tokens"]["ci"][0]
+    assert 26.0 < low < 28.0
+    assert floor["reasons"][0] == (f"no token savings shown: the 95% lower bound ({low:.1f}%) "
+                                   "is not above 50%")
 
 
 def test_not_evaluable_cases() -> None:
     one = _report(_rows([True], [10]), _rows([True], [5]))
     assert one["status"] == "not_evaluable"
-    assert one["reasons"][0] == "only 1 distinct instance; at least 2 are needed"
+    assert one["reasons"][0] == "only 1 distinct instance(s); at least 10 are needed"
+    nine = _report(_rows([True] * 9, [10] * 9), _rows([True] * 9, [5, 6, 4, 5, 5, 6, 4, 5, 5]))
+    assert nine["status"] == "not_evaluable"
     assert any("only 1 distinct resamples" in w for w in one["warnings"])
-    nothing = _report(_rows([False] * 5, [10] * 5), _rows([True, False, False, False, False],
-                                                         [5] * 5),
+    nothing = _report(_rows([False] * 10, [10] * 10),
+                      _rows([True] + [False] * 9, [5] * 10),
                       baseline_name="raw", treatment_name="marginal")
     assert nothing["status"] == "not_evaluable"
     assert nothing["reasons"][0] == "raw resolved no task"
     assert nothing["baseline"]["tokens_per_resolved"] is None
     assert nothing["baseline"]["name"] == "raw"
     assert nothing["savings"]["tokens_per_resolved"] is None
-    assert nothing["treatment"]["tokens_per_resolved"]["estimate"] == 25.0
+    assert nothing["treatment"]["tokens_per_resolved"]["estimate"] == 50.0
 
 
 def test_tiny_sample_warns_about_distinct_resamples() -> None:
@@ -191,10 +206,16 @@ def test_repeated_runs_are_clustered_by_instance() -> None:
     # Identical runs add no information: resampling whole instances gives exactly the
     # single-run intervals, whereas resampling cells would narrow them.
     assert repeated["cells"] == 3 * n and repeated["tasks"] == n
-    assert repeated["quality"]["delta_ci_pp"] == single["quality"]["delta_ci_pp"]
+    assert (repeated["quality"]["not_gating"]["bootstrap_ci_pp"]
+            == single["quality"]["not_gating"]["bootstrap_ci_pp"])
     assert repeated["savings"]["tokens"]["ci"] == single["savings"]["tokens"]["ci"]
-    assert repeated["quality"]["score_ci_pp"] is None
-    assert single["quality"]["score_ci_pp"] is not None
+    # The design effect of three identical runs is 3: the gate equals the single-run one.
+    assert repeated["quality"]["design_effect"] == pytest.approx(3.0 * 149 / 150, rel=1e-6) \
+        or repeated["quality"]["design_effect"] == pytest.approx(3.0, rel=0.05)
+    assert repeated["quality"]["gate_ci_pp"] == pytest.approx(single["quality"]["gate_ci_pp"],
+                                                             abs=0.5)
+    assert repeated["quality"]["not_gating"]["newcombe_hybrid_score_ci_pp"] is None
+    assert single["quality"]["not_gating"]["newcombe_hybrid_score_ci_pp"] is not None
     assert repeated["runs_per_task"] == {"min": 3, "max": 3}
     assert repeated["quality"]["regressions"] == 3 * single["quality"]["regressions"]
 
@@ -218,8 +239,8 @@ def test_bootstrap_interval_agrees_with_scipy_bootstrap() -> None:
                               n_resamples=20000, method="percentile", random_state=1)
     ref_saved = sps.bootstrap((b_tok.astype(float), t_tok.astype(float)), saved, paired=True,
                               n_resamples=20000, method="percentile", random_state=1)
-    got_delta = report["quality"]["delta_ci_pp"]
-    got_saved = report["savings"]["tokens"]["ci"]
+    got_delta = report["quality"]["not_gating"]["bootstrap_ci_pp"]
+    got_saved = report["savings"]["tokens"]["percentile_ci_not_gating"]
     assert got_delta[0] == pytest.approx(ref_delta.confidence_interval.low, abs=0.6)
     assert got_delta[1] == pytest.approx(ref_delta.confidence_interval.high, abs=0.6)
     assert got_saved[0] == pytest.approx(ref_saved.confidence_interval.low, abs=0.5)
@@ -238,9 +259,10 @@ def test_score_intervals_for_single_runs_are_tango_and_newcombe() -> None:
     base = _flags(n, set(range(59)) | set(range(65, 81)))
     treat = _flags(n, set(range(65)))
     report = _report(_rows(base, [10] * n), _rows(treat, [5] * n))
-    score = report["quality"]["score_ci_pp"]
-    assert [round(v, 2) for v in score["tango_score"]] == [-12.40, -0.54]
-    assert [round(v, 2) for v in score["newcombe_hybrid_score"]] == [-11.86, -0.46]
+    quality = report["quality"]
+    assert [round(v, 2) for v in quality["gate_ci_pp"]] == [-12.40, -0.54]
+    newcombe = quality["not_gating"]["newcombe_hybrid_score_ci_pp"]
+    assert [round(v, 2) for v in newcombe] == [-11.86, -0.46]
     assert report["quality"]["mcnemar_p"] == 0.0524788
 
 
@@ -257,9 +279,14 @@ def test_same_inputs_and_seed_give_identical_bytes_and_seed_matters() -> None:
 
 
 @pytest.mark.parametrize(("settings", "message"), [
-    ({"confidence_level": 1.0}, "--confidence-level: expected a number in [0.5, 1), got 1.0"),
+    ({"confidence_level": 1.0},
+     "--confidence-level: expected a number in [0.8, 0.999], got 1.0"),
+    ({"confidence_level": 0.5},
+     "--confidence-level: expected a number in [0.8, 0.999], got 0.5"),
+    ({"max_false_stop_rate": 1.5},
+     "--max-false-stop-rate: expected a number in [0, 1], got 1.5"),
     ({"quality_margin_pp": -1.0}, "--quality-margin-pp: expected a number in [0, 100], got -1.0"),
-    ({"bootstrap_samples": 10}, "--bootstrap-samples: expected an integer >= 100, got 10"),
+    ({"bootstrap_samples": 999}, "--bootstrap-samples: expected an integer >= 1000, got 999"),
     ({"seed": -1}, "--seed: expected an integer >= 0, got -1"),
     ({"min_savings_percent": 100.0},
      "--min-savings-percent: expected a number in [-100, 100), got 100.0"),
@@ -281,11 +308,27 @@ def test_any_valid_input_gives_a_schema_valid_report(
         for run in range(runs):
             base.append({"instance_id": f"i{i}", "run": run, "resolved": rb, "tokens": tb})
             treat.append({"instance_id": f"i{i}", "run": run, "resolved": rt, "tokens": tt})
-    report = _report(base, treat, bootstrap_samples=100)
-    assert report["status"] in {"supported", "quality_regression", "no_savings",
+    report = _report(base, treat, bootstrap_samples=1000)
+    assert report["status"] in {"supported", "not_non_inferior", "quality_loss", "no_savings",
                                 "not_evaluable"}
     if report["status"] == "supported":
         assert report["quality"]["non_inferior"] is True
         assert report["savings"]["tokens"]["ci"][0] > 0
     if sum(tb for _, _, tb, _, _ in cells) == 0:
         assert report["savings"]["tokens"]["percent_saved"] is None
+
+
+def test_gate_compares_the_unrounded_bound() -> None:
+    from ctxbench.stats.proportions import tango_paired_interval
+
+    n = 60
+    flags = _flags(n, set(range(40)))
+    tokens = [600 + (i % 7) for i in range(n)]
+    low = 100 * tango_paired_interval(0, 0, n).low  # -6.017185...
+    shown = round(low, 4)  # -6.0172, below the true bound
+    margin = -(low + shown) / 2  # -margin lies between the shown and the true bound
+    report = _report(_rows(flags, [1000] * n), _rows(flags, tokens), quality_margin_pp=margin)
+    assert report["quality"]["gate_ci_pp"][0] == shown < -margin <= low
+    # Decided on the unrounded bound: non-inferior, although the shown bound is below.
+    assert report["quality"]["non_inferior"] is True
+    assert report["status"] == "supported"

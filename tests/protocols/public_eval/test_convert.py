@@ -46,8 +46,10 @@ def test_converts_trials_into_two_loadable_row_files(tmp_path: Path) -> None:
     assert [(r["instance_id"], r["run"], r["resolved"]) for r in treat] == [
         ("t1", 0, True), ("t1", 1, False), ("t2", 0, False), ("t2", 1, True)]
     assert treat[0] == {"instance_id": "t1", "run": 0, "resolved": True, "tokens": 420,
-                        "usd": 0.0005, "usd_measured": True, "latency_ms": 800.0,
+                        "usd": 0.0005, "usd_measured": True, "latency_ms": 800,
                         "output_tokens": 20, "reasoning_tokens": 0}
+    # MARGINAL requires an integer latency_ms: written as a JSON integer, never 800.0.
+    assert '"latency_ms":800,' in treat_path.read_text()
     assert treat[1]["tokens"] == 0 and treat[1]["resolved"] is False
     assert treat[3]["usd_measured"] is False
     assert read_rows(base_path).rows == 4

@@ -165,7 +165,26 @@ def test_every_allowed_field_is_a_real_field() -> None:
         "tool_calls", "repeated_calls", "governance_tokens", "governance_usd",
         "governance_latency_ms", "reviewed_stops", "false_stops", "input_tokens",
         "cached_input_tokens", "output_tokens", "reasoning_tokens",
-        "total_tokens"} == ALLOWED_FIELDS
+        "total_tokens", "applied_denies"} == ALLOWED_FIELDS
+
+
+def test_marginal_applied_denies_is_read_type_checked_and_listed(tmp_path: Path) -> None:
+    rows = [{**GOOD, "applied_denies": 2}, {**GOOD, "instance_id": "b"}]
+    table = read_rows(_write(tmp_path, rows))
+    assert table.ignored_fields == ("applied_denies",)
+    assert read_rows(_write(tmp_path, [GOOD])).ignored_fields == ()
+    path = _write(tmp_path, [{**GOOD, "applied_denies": -1}])
+    with pytest.raises(InputError) as info:
+        read_rows(path)
+    assert str(info.value) == (f"{path}:1: applied_denies: expected an integer in "
+                               "[0, 9007199254740991], got the integer -1")
+
+
+def test_count_above_two_to_the_53_is_rejected_with_line_and_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, [GOOD, {**GOOD, "instance_id": "b", "tokens": 2**53}])
+    with pytest.raises(InputError) as info:
+        read_rows(path)
+    assert str(info.value).startswith(f"{path}:2: tokens: expected an integer")
 
 
 _VALUES = st.one_of(

@@ -20,12 +20,14 @@ def compare_files(baseline: str | os.PathLike[str], treatment: str | os.PathLike
     """Read, validate and pair both files, then return the public-eval report dict.
 
     The report names each input by its file name (not its directory) and BLAKE3, so the
-    same files give the same bytes wherever they are.
+    same files give the same bytes wherever they are, and lists the fields it read but
+    does not use (``read_and_ignored``, e.g. MARGINAL's ``applied_denies``).
     """
     chosen = settings if settings is not None else Settings()
     tables = [read_rows(path) for path in (baseline, treatment)]
     inputs = {
-        side: {"file": Path(path).name, "blake3": blake3_file(path), "rows": table.rows}
+        side: {"file": Path(path).name, "blake3": blake3_file(path), "rows": table.rows,
+               "read_and_ignored": list(table.ignored_fields)}
         for side, path, table in zip(("baseline", "treatment"), (baseline, treatment), tables,
                                      strict=True)
     }

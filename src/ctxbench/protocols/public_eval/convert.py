@@ -10,7 +10,8 @@ Mapping (one row per trial of the chosen baseline or treatment condition):
   (failed trials stay in the sample, unresolved);
 * ``tokens`` = ``context_tokens + output_tokens + reasoning_tokens``;
 * ``usd`` = ``billed_cost_usd``, with ``usd_measured: false`` for ``zero_cost_fixture``;
-* ``latency_ms``; the token breakdown (``output_tokens``, ``reasoning_tokens``, and,
+* ``latency_ms`` rounded to whole milliseconds (an integer, as MARGINAL requires); the
+  token breakdown (``output_tokens``, ``reasoning_tokens``, and,
   when the trial reports ``cached_input_tokens``, ``input_tokens`` = context - cached,
   ``cached_input_tokens`` and ``total_tokens``).
 
@@ -39,6 +40,11 @@ __all__ = ["STRATUM_FIELDS", "convert_cef", "trial_row", "trials_to_rows"]
 STRATUM_FIELDS = ("workload", "workload_version", "provider", "model", "scorer")
 
 
+def _whole_ms(value: float) -> int:
+    """Latency as whole milliseconds (MARGINAL's rows require an integer), half to even."""
+    return round(value)
+
+
 def trial_row(trial: Trial, instance_id: str, resolved_threshold: float) -> dict[str, Any]:
     """The public-eval row of one trial (see the module docstring for the mapping)."""
     tokens = trial.context_tokens + trial.output_tokens + trial.reasoning_tokens
@@ -49,7 +55,7 @@ def trial_row(trial: Trial, instance_id: str, resolved_threshold: float) -> dict
         "tokens": tokens,
         "usd": trial.billed_cost_usd,
         "usd_measured": trial.cost_source != "zero_cost_fixture",
-        "latency_ms": trial.latency_ms,
+        "latency_ms": _whole_ms(trial.latency_ms),
     }
     if trial.cached_input_tokens is not None:
         row["input_tokens"] = trial.context_tokens - trial.cached_input_tokens

@@ -6,7 +6,10 @@ runs. Rules (every one raises a located ``file:line: field: expected ..., got ..
 
 * ``instance_id`` a non-blank string, ``resolved`` a JSON boolean, ``tokens`` an integer
   >= 0 are required: a missing ``tokens`` is an error, never 0;
-* unknown field names are errors (a typo must not silently drop a metric);
+* unknown field names are errors (a typo must not silently drop a metric); the fields
+  that MARGINAL's exporter writes but ctxbench does not use (:data:`IGNORED_FIELDS`,
+  ``applied_denies``) are checked for their type and listed in the report's ``inputs``
+  as read and ignored;
 * integers reject booleans and floats, numbers reject booleans and strings, nothing is
   coerced;
 * ``false_stops <= reviewed_stops``; the token breakdown adds up (see
@@ -34,6 +37,7 @@ __all__ = [
     "ALLOWED_FIELDS",
     "BREAKDOWN_FIELDS",
     "GOVERNANCE_FIELDS",
+    "IGNORED_FIELDS",
     "INTEGER_FIELDS",
     "MAX_INTEGER",
     "METRIC_FIELDS",
@@ -54,12 +58,19 @@ BREAKDOWN_FIELDS = (*BREAKDOWN_PARTS, "total_tokens")
 GOVERNANCE_FIELDS = ("repeated_calls", "governance_tokens", "governance_usd",
                      "governance_latency_ms", "reviewed_stops", "false_stops")
 INTEGER_FIELDS = ("run", "tool_calls", "repeated_calls", "governance_tokens",
-                  "reviewed_stops", "false_stops", *BREAKDOWN_FIELDS)
+                  "reviewed_stops", "false_stops", "applied_denies",
+                  *BREAKDOWN_FIELDS)
 NUMBER_FIELDS = ("usd", "latency_ms", "governance_usd", "governance_latency_ms")
 METRIC_FIELDS = ("usd", "latency_ms", "tool_calls", *GOVERNANCE_FIELDS, *BREAKDOWN_FIELDS)
 """Optional per-row metrics kept as float columns (NaN = not measured)."""
 
-ALLOWED_FIELDS = frozenset((*REQUIRED_FIELDS, "run", "usd_measured", *METRIC_FIELDS))
+IGNORED_FIELDS = ("applied_denies",)
+"""Written by MARGINAL's exporter (benchmark/codex_adapter/evidence.py, the governor's
+applied deny decisions per run) and kept by its merge_results.py; read, type-checked
+(an integer >= 0), not used by any statistic."""
+
+ALLOWED_FIELDS = frozenset((*REQUIRED_FIELDS, "run", "usd_measured", *METRIC_FIELDS,
+                            *IGNORED_FIELDS))
 # Sorted once; check_row checks the optional fields in this order.
 _INTEGER_SORTED = tuple(sorted(INTEGER_FIELDS))
 _NUMBER_SORTED = tuple(sorted(NUMBER_FIELDS))
@@ -85,6 +96,8 @@ class RowTable:
     tokens: NDArray[np.float64]
     metrics: Mapping[str, NDArray[np.float64]]
     usd_unmeasured: int
+    ignored_fields: tuple[str, ...] = ()
+    """Fields of :data:`IGNORED_FIELDS` that some row of the file carried (sorted)."""
 
     @property
     def rows(self) -> int:
@@ -181,6 +194,7 @@ def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
     latency: list[float] = []
     tools: list[float] = []
     usd_measured_false: list[int] = []
+    ignored: set[str] = set()
     # Rare fields (governance, breakdown) as (row, value) pairs; the common ones as lists.
     rare: dict[str, list[tuple[int, float]]] = {
         name: [] for name in METRIC_FIELDS if name not in ("usd", "latency_ms", "tool_calls")}
@@ -194,6 +208,7 @@ def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
                     entries.append((index, value[name]))
             if value.get("usd_measured") is False:
                 usd_measured_false.append(index)
+            ignored.update(name for name in IGNORED_FIELDS if name in value)
         get = value.get
         ids.append(value["instance_id"])
         runs.append(get("run", 0))
@@ -219,6 +234,7 @@ def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
         tokens=np.asarray(tokens, dtype=np.float64),
         metrics={name: metrics[name] for name in METRIC_FIELDS},
         usd_unmeasured=len(usd_measured_false),
+        ignored_fields=tuple(sorted(ignored)),
     )
 
 

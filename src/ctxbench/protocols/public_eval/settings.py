@@ -7,11 +7,21 @@ from dataclasses import dataclass
 
 from ctxbench.core.errors import InputError
 
-__all__ = ["RANDOM_STREAM", "SCHEMA_VERSION", "Settings"]
+__all__ = [
+    "LEVEL_RANGE",
+    "MIN_RESAMPLES",
+    "RANDOM_STREAM",
+    "SCHEMA_VERSION",
+    "Settings",
+]
 
 SCHEMA_VERSION = "ctxbench.public-eval-report.v1"
 RANDOM_STREAM = "public-eval"
 """The name of the one random stream: ``derive_rng(seed, RANDOM_STREAM)``."""
+MIN_RESAMPLES = 1000
+"""Fewer resamples make the bootstrap quantiles of a gate too noisy to decide on."""
+LEVEL_RANGE = (0.8, 0.999)
+"""Confidence levels a gate accepts (inclusive): below 0.8 a one-sided error above 10%."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +30,8 @@ class Settings:
 
     ``quality_margin_pp`` is the non-inferiority margin in percentage points: the
     treatment passes when the lower bound of the paired interval of the resolve-rate
-    delta is at least ``-quality_margin_pp``.
+    delta is at least ``-quality_margin_pp``. ``max_false_stop_rate`` is the highest
+    share of reviewed stops judged false that the treatment may have.
     """
 
     confidence_level: float = 0.95
@@ -28,21 +39,24 @@ class Settings:
     bootstrap_samples: int = 2000
     seed: int = 42
     min_savings_percent: float = 0.0
+    max_false_stop_rate: float = 0.0
     baseline_name: str = "baseline"
     treatment_name: str = "treatment"
 
     def __post_init__(self) -> None:
         level = self.confidence_level
         if isinstance(level, bool) or not isinstance(level, int | float) \
-                or not 0.5 <= level < 1.0:
-            raise InputError(f"--confidence-level: expected a number in [0.5, 1), got {level!r}")
+                or not LEVEL_RANGE[0] <= level <= LEVEL_RANGE[1]:
+            raise InputError(f"--confidence-level: expected a number in [{LEVEL_RANGE[0]}, "
+                             f"{LEVEL_RANGE[1]}], got {level!r}")
         margin = self.quality_margin_pp
         if isinstance(margin, bool) or not isinstance(margin, int | float) \
                 or not math.isfinite(margin) or not 0.0 <= margin <= 100.0:
             raise InputError(f"--quality-margin-pp: expected a number in [0, 100], got {margin!r}")
         samples = self.bootstrap_samples
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 100:
-            raise InputError(f"--bootstrap-samples: expected an integer >= 100, got {samples!r}")
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < MIN_RESAMPLES:
+            raise InputError(f"--bootstrap-samples: expected an integer >= {MIN_RESAMPLES}, got "
+                             f"{samples!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"--seed: expected an integer >= 0, got {self.seed!r}")
         floor = self.min_savings_percent
@@ -50,6 +64,10 @@ class Settings:
                 or not math.isfinite(floor) or not -100.0 <= floor < 100.0:
             raise InputError(
                 f"--min-savings-percent: expected a number in [-100, 100), got {floor!r}")
+        rate = self.max_false_stop_rate
+        if isinstance(rate, bool) or not isinstance(rate, int | float) \
+                or not math.isfinite(rate) or not 0.0 <= rate <= 1.0:
+            raise InputError(f"--max-false-stop-rate: expected a number in [0, 1], got {rate!r}")
         for flag, name in (("--baseline-name", self.baseline_name),
                            ("--treatment-name", self.treatment_name)):
             if not isinstance(name, str) or not name.strip():

@@ -1,13 +1,18 @@
 """The status of a public-eval comparison, its reasons, warnings and methodology text.
 
-Status, in order of precedence:
+Status, decided here and only here, in order of precedence:
 
-* ``not_evaluable``: fewer than 2 distinct instances, or an arm resolved nothing;
-* ``quality_regression``: the lower bound of the paired interval of the resolve-rate
-  delta is below ``-margin`` (not shown non-inferior);
-* ``no_savings``: the lower bound of the token-savings interval is not above
-  ``--min-savings-percent`` (or the savings are undefined);
-* ``supported``: non-inferior and saving tokens.
+* ``not_evaluable``: fewer than :data:`MIN_EVALUABLE_TASKS` distinct instances, or an
+  arm resolved nothing;
+* ``quality_loss``: the upper bound of the gate interval of the resolve-rate delta is
+  below ``-margin`` (the interval shows a loss beyond the margin);
+* ``not_non_inferior``: the lower bound is below ``-margin`` (non-inferiority not shown;
+  this is not evidence of a loss);
+* ``false_stop_risk``: the share of reviewed stops judged false exceeds
+  ``--max-false-stop-rate``;
+* ``no_savings``: the lower bound of the (net, where overhead is recorded) token-savings
+  interval is not above ``--min-savings-percent``, or it is undefined;
+* ``supported``: non-inferior, within the false-stop limit and saving tokens.
 """
 
 from __future__ import annotations
@@ -16,21 +21,28 @@ from typing import Any
 
 import numpy as np
 
-from ctxbench.protocols.public_eval.pairing import PairedCells
+from ctxbench.protocols.public_eval.pairing import Arm, PairedCells
 from ctxbench.protocols.public_eval.rows import METRIC_FIELDS
 from ctxbench.protocols.public_eval.settings import RANDOM_STREAM, Settings
-from ctxbench.stats import distinct_resamples
+from ctxbench.stats.bootstrap import distinct_resamples
+from ctxbench.stats.proportions import wilson_interval
 
 __all__ = [
+    "MIN_EVALUABLE_TASKS",
     "MIN_RELIABLE_TASKS",
     "PREREGISTRATION_NOTE",
+    "STATUSES",
+    "false_stop_section",
     "methodology",
     "metric_warnings",
     "sample_warnings",
     "status_and_reasons",
 ]
 
+MIN_EVALUABLE_TASKS = 10
 MIN_RELIABLE_TASKS = 30
+STATUSES = ("not_evaluable", "quality_loss", "not_non_inferior", "false_stop_risk",
+            "no_savings", "supported")
 _DISTINCT_LIMIT = 64
 PREREGISTRATION_NOTE = (
     "Preregister the quality non-inferiority margin before inspecting the final result. "
@@ -44,50 +56,104 @@ def _level(settings: Settings) -> str:
     return f"{settings.confidence_level * 100:g}%"
 
 
+def false_stop_section(treatment: Arm, settings: Settings) -> dict[str, Any] | None:
+    """False stops among the treatment's reviewed stops, with a Wilson interval on the rate.
+
+    Rows without ``reviewed_stops`` did not review; the rate is over the rows that did.
+    None when no row reviewed a stop. ``exceeds_max`` compares the unrounded rate.
+    """
+    reviewed_col = treatment.metrics["reviewed_stops"]
+    false_col = treatment.metrics["false_stops"]
+    rows = ~np.isnan(reviewed_col)
+    reviewed = sum(int(v) for v in reviewed_col[rows].tolist())
+    false = sum(int(v) for v in np.nan_to_num(false_col[rows]).tolist())
+    if reviewed == 0:
+        return None
+    ci = wilson_interval(false, reviewed, level=settings.confidence_level)
+    return {
+        "reviewed_stops": reviewed,
+        "false_stops": false,
+        "rate": round(ci.estimate, 6) + 0.0,
+        "ci": [round(ci.low, 6) + 0.0, round(ci.high, 6) + 0.0],
+        "ci_method": "wilson (stops treated as independent reviews)",
+        "max_rate": float(settings.max_false_stop_rate),
+        "exceeds_max": ci.estimate > settings.max_false_stop_rate,
+    }
+
+
+def _quality_text(quality: dict[str, Any], level: str) -> str:
+    margin = quality["margin_pp"]
+    low, high = quality["gate_ci_pp"]
+    if quality["shows_loss"]:
+        return (f"quality loss shown: the {level} upper bound of the resolve-rate delta "
+                f"({high:.2f} pp) is below -{margin:g} pp")
+    if quality["non_inferior"]:
+        return (f"non-inferior: the {level} lower bound of the resolve-rate delta "
+                f"({low:.2f} pp) is at least -{margin:g} pp")
+    text = (f"not shown non-inferior: the {level} lower bound of the resolve-rate delta "
+            f"({low:.2f} pp) is below -{margin:g} pp")
+    if quality["not_gating"]["point_estimate_within_margin"]:
+        text += (f"; the point estimate ({quality['resolved_delta_pp']:.1f} pp) is within "
+                 "the margin, which the older point-estimate criterion would have accepted")
+    return text
+
+
+def _savings_text(token_savings: dict[str, Any] | None, token_low: float | None,
+                  settings: Settings, level: str) -> tuple[bool, str]:
+    floor = settings.min_savings_percent
+    net = token_savings is not None and token_savings["basis"] == "net"
+    noun = "net token savings (agent + governance_tokens)" if net else "token savings"
+    if token_savings is None:
+        return False, ("token savings are unknown: an overhead or token total is not "
+                       "recorded in every row")
+    if token_low is None:
+        return False, (f"{noun} have no interval (a zero total, or every instance with the "
+                       "same ratio: no spread to resample)")
+    shown = f"{token_low:.1f}%"
+    if token_low > floor:
+        return True, f"{noun}: the {level} lower bound ({shown}) is above {floor:g}%"
+    return False, f"no {noun} shown: the {level} lower bound ({shown}) is not above {floor:g}%"
+
+
 def status_and_reasons(*, tasks: int, resolved: tuple[int, int], quality: dict[str, Any],
-                       token_savings: dict[str, Any] | None,
+                       token_savings: dict[str, Any] | None, token_low: float | None,
+                       false_stops: dict[str, Any] | None,
                        settings: Settings) -> tuple[str, list[str]]:
-    """The status and every reason behind it (failing checks first, then passing ones)."""
+    """The status and every reason behind it (failing checks first, then passing ones).
+
+    Every comparison uses unrounded values (``token_low``, the quality flags).
+    """
     blockers: list[str] = []
-    if tasks < 2:
-        blockers.append(f"only {tasks} distinct instance; at least 2 are needed")
+    if tasks < MIN_EVALUABLE_TASKS:
+        blockers.append(f"only {tasks} distinct instance(s); at least {MIN_EVALUABLE_TASKS} "
+                        "are needed")
     for name, count in zip((settings.baseline_name, settings.treatment_name), resolved,
                            strict=True):
         if count == 0:
             blockers.append(f"{name} resolved no task")
-    margin = quality["margin_pp"]
-    ci = quality["delta_ci_pp"]
     level = _level(settings)
-    if quality["non_inferior"]:
-        quality_text = (f"non-inferior: the {level} lower bound of the resolve-rate delta "
-                        f"({ci[0]:.1f} pp) is at least -{margin:g} pp")
-    else:
-        low = "undefined" if ci is None else f"{ci[0]:.1f} pp"
-        quality_text = (f"not shown non-inferior: the {level} lower bound of the resolve-rate "
-                        f"delta ({low}) is below -{margin:g} pp")
-        if quality["point_estimate_within_margin"]:
-            quality_text += (f"; the point estimate ({quality['resolved_delta_pp']:.1f} pp) is "
-                             "within the margin, which the older point-estimate criterion "
-                             "would have accepted")
-    floor = settings.min_savings_percent
-    saving_ci = None if token_savings is None else token_savings["ci"]
-    saves = saving_ci is not None and saving_ci[0] is not None and saving_ci[0] > floor
-    if saves:
-        assert saving_ci is not None
-        savings_text = (f"token savings: the {level} lower bound ({saving_ci[0]:.1f}%) is "
-                        f"above {floor:g}%")
-    elif saving_ci is None:
-        savings_text = "token savings are undefined (the baseline used no tokens)"
-    else:
-        savings_text = (f"no token savings shown: the {level} lower bound "
-                        f"({saving_ci[0]:.1f}%) is not above {floor:g}%")
+    quality_text = _quality_text(quality, level)
+    saves, savings_text = _savings_text(token_savings, token_low, settings, level)
+    stop_texts: list[str] = []
+    if false_stops is not None:
+        stop_texts.append(
+            f"false stops: {false_stops['false_stops']} of {false_stops['reviewed_stops']} "
+            f"reviewed stops ({100 * false_stops['rate']:.1f}%, {level} CI "
+            f"{100 * false_stops['ci'][0]:.1f}-{100 * false_stops['ci'][1]:.1f}%) "
+            f"{'exceed' if false_stops['exceeds_max'] else 'are within'} the maximum rate "
+            f"{100 * false_stops['max_rate']:g}%")
+    risky = false_stops is not None and false_stops["exceeds_max"]
     if blockers:
-        return "not_evaluable", [*blockers, quality_text, savings_text]
+        return "not_evaluable", [*blockers, quality_text, *stop_texts, savings_text]
+    if quality["shows_loss"]:
+        return "quality_loss", [quality_text, *stop_texts, savings_text]
     if not quality["non_inferior"]:
-        return "quality_regression", [quality_text, savings_text]
+        return "not_non_inferior", [quality_text, *stop_texts, savings_text]
+    if risky:
+        return "false_stop_risk", [*stop_texts, quality_text, savings_text]
     if not saves:
-        return "no_savings", [savings_text, quality_text]
-    return "supported", [quality_text, savings_text]
+        return "no_savings", [savings_text, quality_text, *stop_texts]
+    return "supported", [quality_text, *stop_texts, savings_text]
 
 
 def sample_warnings(tasks: int, settings: Settings, single_runs: bool) -> list[str]:
@@ -103,8 +169,9 @@ def sample_warnings(tasks: int, settings: Settings, single_runs: bool) -> list[s
                    f"{settings.bootstrap_samples} bootstrap resamples repeat them")
     if not single_runs:
         out.append("repeated runs: mcnemar_p treats each (instance, run) cell as an "
-                   "independent pair, and no score interval is given; the bootstrap "
-                   "interval resamples instances with all their runs")
+                   "independent pair; the quality gate divides the counts by the design "
+                   "effect of the instance clustering, and the bootstrap intervals "
+                   "resample instances with all their runs")
     return out
 
 
@@ -134,28 +201,50 @@ def metric_warnings(cells: PairedCells, settings: Settings) -> list[str]:
     return out
 
 
-def methodology(settings: Settings, single_runs: bool) -> dict[str, Any]:
+def methodology(settings: Settings, single_runs: bool,
+                basis: dict[str, str]) -> dict[str, Any]:
     """How every number of the report was obtained, and how to reproduce it."""
+    net = [m for m, b in basis.items() if b == "net"]
     return {
         "confidence_level": settings.confidence_level,
         "bootstrap_resamples": settings.bootstrap_samples,
         "seed": settings.seed,
         "random_stream": RANDOM_STREAM,
-        "interval_method": "percentile bootstrap (Efron & Tibshirani 1993, ch. 13)",
         "clustering": "instance: each resample draws instances with replacement and keeps "
                       "all runs of an instance together; every statistic is computed from "
                       "the same resample (paired)",
         "margin_pp": float(settings.quality_margin_pp),
         "min_savings_percent": float(settings.min_savings_percent),
-        "non_inferiority_gate": "paired cluster bootstrap interval of resolved_delta_pp: "
-                                "non-inferior when its lower bound >= -margin_pp",
-        "score_interval": ("Tango (1998) score interval and Newcombe (1998) method 10 hybrid "
-                           "score interval for matched pairs, reported beside the gate"
-                           if single_runs else
-                           "not given: repeated runs make cells dependent within an instance"),
+        "max_false_stop_rate": float(settings.max_false_stop_rate),
+        "min_instances": MIN_EVALUABLE_TASKS,
+        "non_inferiority_gate": (
+            "Tango (1998) score interval of the matched-pair resolve-rate delta"
+            if single_runs else
+            "Tango (1998) score interval on regressions, recoveries and cells divided by "
+            "the design effect (cluster-robust over independent variance, at least 1; Rao & "
+            "Scott 1992)") + ": non-inferior when its lower bound >= -margin_pp; a loss is "
+            "shown when its upper bound < -margin_pp; bounds compared unrounded",
+        "savings_interval": "studentized bootstrap (bootstrap-t) of log(treatment total / "
+                            "baseline total) with the delta-method standard error per "
+                            "resample (Efron & Tibshirani 1993, 12.5; Hall 1988); the token "
+                            "savings gate is its lower bound; no interval (and no pass) when "
+                            "every instance has the same ratio",
+        "not_gating": "percentile bootstrap intervals (savings, per resolved task, the "
+                      "resolve-rate delta) and Newcombe's (1998) hybrid score interval are "
+                      "reported for comparison only",
+        "net_savings": ("headline savings of " + ", ".join(net) + " are net: agent total + "
+                        "the rows' governance overhead (an arm whose rows carry no overhead "
+                        "field is charged none); gross (agent-only) savings are reported "
+                        "beside them as gross_*") if net else
+                       "no row records governance overhead: savings are agent totals",
+        "false_stop_gate": "false_stops / reviewed_stops over the treatment rows that "
+                           "reviewed stops, Wilson interval reported; false_stop_risk when "
+                           "the rate exceeds max_false_stop_rate",
         "resolve_rate_interval": "Wilson (1927) score interval over cells",
         "mcnemar": "exact two-sided binomial test of regressions vs recoveries",
         "savings": "percent saved = 100 * (1 - treatment total / baseline total)",
+        "totals": "integer totals are exact (Python integers); counts above 2**53 - 1 are "
+                  "rejected when read",
         "missing_metrics": "a metric's totals and savings are reported only when every row "
                            "of both arms measured it; otherwise null, never 0",
         "preregistration": PREREGISTRATION_NOTE,

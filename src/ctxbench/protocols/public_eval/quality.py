@@ -1,0 +1,92 @@
+"""The quality section of a public-eval report: the non-inferiority gate and its context.
+
+The gate is a score interval, never a bootstrap one: for single runs Tango's (1998) score
+interval of the matched-pair difference of resolve rates; for repeated runs the same
+interval on counts divided by the design effect of the (instance, run) clustering (Rao &
+Scott 1992). Neither collapses when no pair differs (30 identical pairs give Tango
++-11.35 pp), and both hold the one-sided error at the margin at or below
+``(1 - level) / 2`` in the calibration (docs/statistics-public-eval.md). The clustered
+bootstrap percentile interval and, for single runs, Newcombe's hybrid score interval
+are reported beside the gate and labeled as not gating. Decisions compare unrounded
+bounds; rounding happens only in the report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ctxbench.protocols.public_eval.pairing import PairedCells
+from ctxbench.protocols.public_eval.settings import Settings
+from ctxbench.stats.bootstrap import BootstrapEstimate
+from ctxbench.stats.proportions import (
+    clustered_tango_interval,
+    mcnemar_exact,
+    newcombe_paired_interval,
+    tango_paired_interval,
+)
+
+__all__ = ["GATE_METHODS", "quality_section"]
+
+GATE_METHODS = {
+    True: "Tango (1998) score interval for matched pairs",
+    False: "Tango (1998) score interval on counts divided by the design effect of the "
+           "instance clustering (Rao & Scott 1992)",
+}
+
+
+def _pp(value: float | None) -> float | None:
+    if value is None or not np.isfinite(value):
+        return None
+    return round(float(value), 4) + 0.0
+
+
+def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEstimate,
+                    single_runs: bool) -> dict[str, Any]:
+    """The quality dict; ``non_inferior`` and ``shows_loss`` come from unrounded bounds."""
+    base, treat = cells.baseline.resolved, cells.treatment.resolved
+    regress = base & ~treat
+    recover = ~base & treat
+    regressions, recoveries = int(regress.sum()), int(recover.sum())
+    both = int(np.sum(base & treat))
+    level = settings.confidence_level
+    margin = float(settings.quality_margin_pp)
+    design_effect: float | None = None
+    newcombe: list[float | None] | None = None
+    if single_runs:
+        gate = tango_paired_interval(recoveries, regressions, cells.cells, level=level)
+        low, high = gate.low, gate.high
+        nc = newcombe_paired_interval(recoveries, regressions, cells.cells, both=both,
+                                      level=level)
+        newcombe = [_pp(100.0 * nc.low), _pp(100.0 * nc.high)]
+    else:
+        k = cells.tasks
+        clustered = clustered_tango_interval(
+            np.bincount(cells.instance, weights=recover, minlength=k).astype(np.int64),
+            np.bincount(cells.instance, weights=regress, minlength=k).astype(np.int64),
+            np.bincount(cells.instance, minlength=k).astype(np.int64), level=level)
+        low, high, design_effect = clustered.low, clustered.high, clustered.design_effect
+    estimate = 100.0 * (recoveries - regressions) / cells.cells
+    return {
+        "resolved_delta_pp": _pp(estimate),
+        "gate_ci_pp": [_pp(100.0 * low), _pp(100.0 * high)],
+        "gate_method": GATE_METHODS[single_runs],
+        "design_effect": None if design_effect is None else round(design_effect, 6),
+        "margin_pp": margin,
+        "non_inferior": 100.0 * low >= -margin,
+        "shows_loss": 100.0 * high < -margin,
+        "non_inferiority_gate": "lower bound of gate_ci_pp >= -margin_pp",
+        "regressions": regressions,
+        "recoveries": recoveries,
+        "mcnemar_p": float(f"{mcnemar_exact(recoveries, regressions).p_value:.6g}"),
+        "not_gating": {
+            "bootstrap_ci_pp": None if delta.low is None or delta.high is None
+            else [_pp(delta.low), _pp(delta.high)],
+            "bootstrap_method": "paired bootstrap clustered by instance (percentile)",
+            "newcombe_hybrid_score_ci_pp": newcombe,
+            "point_estimate_within_margin": estimate >= -margin,
+            "point_estimate_criterion": "older criterion (resolved_delta_pp >= -margin_pp), "
+                                        "kept only for comparison with existing reports",
+        },
+    }

@@ -1,0 +1,155 @@
+"""Symmetric studentized (bootstrap-t) intervals for percents saved, ``100 * (1 - T / B)``.
+
+``T`` and ``B`` are totals over resampling units (for public-eval, the instances with all
+their runs). Each interval is built on the log ratio ``theta = log(T / B)``, whose
+delta-method standard error over units is ``se = sqrt(sum_i (t_i / T - b_i / B)^2)``: a
+function of five totals (T, B, sum t^2, sum b^2, sum t b), so every resample gives its
+own ``se*`` from its totals. With ``q`` the ``level`` quantile of
+``|theta* - theta| / se*`` over the resamples, the interval is ``theta -+ q * se``,
+mapped to percent saved (the bounds swap).
+
+This is the symmetric bootstrap-t of Hall (1988), whose two-sided coverage error is
+O(n^-2) against O(n^-1) for the percentile and equal-tailed bootstrap-t intervals
+(Efron & Tibshirani 1993, 12.5 and 22.3; Hall 1992, 3.6). In the calibration
+(docs/statistics-public-eval.md) it brought token-savings coverage at n = 50 and 200
+into 94-96% where the percentile interval gave 92-93%.
+
+A degenerate sample (every unit with the same ratio, so ``se = 0``) or a zero total gives
+no interval: a gate can never pass on a resampling distribution with no spread.
+
+:func:`resampled_totals` draws the resamples exactly as
+:func:`ctxbench.stats.bootstrap.bootstrap_totals` does for one stratum, so one pass over
+the units gives both the percentile intervals (:func:`percentile_estimate`, reported) and
+the studentized ones from the same resamples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ctxbench.stats.bootstrap import BootstrapEstimate
+
+__all__ = [
+    "PARTS",
+    "StudentizedSavings",
+    "log_ratio_parts",
+    "percentile_estimate",
+    "resampled_totals",
+    "studentized_savings",
+]
+
+FloatArray = NDArray[np.float64]
+PARTS = 5
+"""Per-unit columns of one series: t, b, t*t, b*b, t*b (see :func:`log_ratio_parts`)."""
+_BATCH_ELEMENTS = 1 << 18
+
+
+@dataclass(frozen=True, slots=True)
+class StudentizedSavings:
+    """Percent saved, its interval (None when undefined or degenerate) and diagnostics."""
+
+    percent_saved: float
+    low: float | None
+    high: float | None
+    standard_error: float | None
+    """Delta-method standard error of log(T / B); None when a total is 0."""
+    undefined_resamples: int
+    """Resamples whose studentized statistic was undefined (a zero total or se* = 0)."""
+
+
+def log_ratio_parts(treatment: FloatArray, baseline: FloatArray) -> FloatArray:
+    """Per-unit columns (t, b, t^2, b^2, t b) whose totals give the ratio and its error."""
+    t = np.asarray(treatment, dtype=np.float64)
+    b = np.asarray(baseline, dtype=np.float64)
+    return np.stack([t, b, t * t, b * b, t * b], axis=1)
+
+
+def _theta_se(totals: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """log(T / B) and its standard error per row of (k, 5) totals; NaN where T or B is 0."""
+    t, b = totals[:, 0], totals[:, 1]
+    ok = (t > 0) & (b > 0)
+    ts = np.where(ok, t, 1.0)
+    bs = np.where(ok, b, 1.0)
+    theta = np.where(ok, np.log(ts) - np.log(bs), np.nan)
+    var = totals[:, 2] / (ts * ts) - 2.0 * totals[:, 4] / (ts * bs) + totals[:, 3] / (bs * bs)
+    return theta, np.where(ok, np.sqrt(np.maximum(var, 0.0)), np.nan)
+
+
+def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples: int,
+                     batch_elements: int = _BATCH_ELEMENTS) -> FloatArray:
+    """Totals of every resample of the rows of ``sums``: shape (n_resamples, columns).
+
+    The draws are those of :func:`ctxbench.stats.bootstrap.bootstrap_totals` for one
+    stratum (one child stream spawned from ``rng``, ``floor(uniform * n)`` per unit), so
+    its percentile intervals and the studentized ones can come from the same resamples;
+    the result does not depend on ``batch_elements``.
+    """
+    arr = np.asarray(sums, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 1:
+        raise ValueError(f"sums: expected a 2-D array with >= 1 unit, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("sums: expected finite values, got NaN or infinity")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise ValueError(f"n_resamples: expected an integer >= 1, got {n_resamples!r}")
+    (gen,) = rng.spawn(1)
+    n = arr.shape[0]
+    out = np.empty((n_resamples, arr.shape[1]), dtype=np.float64)
+    batch = max(1, min(n_resamples, max(4, batch_elements // n)))
+    for start in range(0, n_resamples, batch):
+        rows = min(batch, n_resamples - start)
+        scaled = gen.random((rows, n))
+        scaled *= n
+        draws = scaled.astype(np.int64)
+        del scaled
+        np.minimum(draws, n - 1, out=draws)
+        draws += np.arange(rows, dtype=np.int64)[:, None] * n
+        counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
+        out[start : start + rows] = counts.astype(np.float64) @ arr
+    return out
+
+
+def percentile_estimate(theta_hat: float, theta: FloatArray, *, level: float,
+                        n_units: int) -> BootstrapEstimate:
+    """The percentile interval (Efron & Tibshirani 1993, ch. 13) of resampled values."""
+    defined = theta[np.isfinite(theta)]
+    undefined = int(theta.shape[0] - defined.shape[0])
+    if defined.shape[0] == 0 or not math.isfinite(theta_hat):
+        low = high = se = None
+    else:
+        alpha = (1.0 - level) / 2.0
+        low = float(np.percentile(defined, alpha * 100.0))
+        high = float(np.percentile(defined, (1.0 - alpha) * 100.0))
+        se = float(np.std(defined, ddof=1)) if defined.shape[0] > 1 else 0.0
+    return BootstrapEstimate(estimate=float(theta_hat), low=low, high=high, level=level,
+                             method="percentile", n_units=n_units,
+                             n_resamples=int(theta.shape[0]), undefined_resamples=undefined,
+                             standard_error=se)
+
+
+def studentized_savings(point: FloatArray, resampled: FloatArray, *,
+                        level: float) -> StudentizedSavings:
+    """The symmetric bootstrap-t interval of one series.
+
+    ``point`` holds the five full-sample totals of :func:`log_ratio_parts`' columns,
+    ``resampled`` the same five totals per resample (n_resamples, 5).
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    theta_hat, se_hat = (float(v[0]) for v in _theta_se(np.asarray(point).reshape(1, PARTS)))
+    theta, se = _theta_se(resampled)
+    ok = np.isfinite(theta) & (se > 0)
+    undefined = int(resampled.shape[0] - np.count_nonzero(ok))
+    saved = 100.0 * (1.0 - math.exp(theta_hat)) if math.isfinite(theta_hat) else math.nan
+    se_out = se_hat if math.isfinite(se_hat) else None
+    if not math.isfinite(theta_hat) or not se_hat > 0.0 or not ok.any():
+        return StudentizedSavings(saved, None, None, se_out, undefined)
+    q = float(np.percentile(np.abs(theta[ok] - theta_hat) / se[ok], level * 100.0))
+    # theta in [theta_hat - q se, theta_hat + q se]; savings fall as theta rises. Capped
+    # so exp stays finite: a bound beyond e^700 means "more than everything".
+    low = 100.0 * (1.0 - math.exp(min(theta_hat + q * se_hat, 700.0)))
+    high = 100.0 * (1.0 - math.exp(min(theta_hat - q * se_hat, 700.0)))
+    return StudentizedSavings(saved, low, high, se_out, undefined)

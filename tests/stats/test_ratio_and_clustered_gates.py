@@ -1,0 +1,89 @@
+"""The public-eval gate statistics: exact type I of Tango's gate, the design-effect
+correction, and the symmetric bootstrap-t savings interval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from ctxbench.stats.bootstrap import bootstrap_totals
+from ctxbench.stats.proportions import clustered_tango_interval, tango_paired_interval
+from ctxbench.stats.ratio_savings import (
+    log_ratio_parts,
+    percentile_estimate,
+    resampled_totals,
+    studentized_savings,
+)
+
+
+def _exact_type_i(n: int, differ: float, margin: float = 0.01) -> float:
+    """P(Tango's lower bound >= -margin) when the true delta is exactly -margin."""
+    recover, regress = (differ - margin) / 2, (differ + margin) / 2
+    cap = int(n * differ + 8 * np.sqrt(n * differ) + 10)
+    total = 0.0
+    for b in range(min(n, cap) + 1):
+        for c in range(min(n - b, cap) + 1):
+            p = sps.multinomial.pmf([b, c, n - b - c], n, [recover, regress, 1 - differ])
+            if p > 1e-13 and tango_paired_interval(b, c, n).low >= -margin:
+                total += p
+    return float(total)
+
+
+@pytest.mark.parametrize(("differ", "expected"), [(0.03, 0.0112), (0.11, 0.0222)])
+def test_tango_gate_exact_type_i_at_the_margin_n_100(differ: float, expected: float) -> None:
+    rate = _exact_type_i(100, differ)
+    assert rate == pytest.approx(expected, abs=5e-5)
+    assert rate <= 0.025
+
+
+def test_clustered_tango_with_identical_runs_is_the_single_run_interval() -> None:
+    rng = np.random.default_rng(4)
+    k = 60
+    first = (rng.random(k) < 0.1).astype(np.int64)
+    second = ((rng.random(k) < 0.12) & (first == 0)).astype(np.int64)
+    single = tango_paired_interval(int(first.sum()), int(second.sum()), k)
+    ones = np.ones(k, dtype=np.int64)
+    same = clustered_tango_interval(first, second, ones)
+    assert same.design_effect == 1.0 or same.design_effect == pytest.approx(1.0, abs=0.05)
+    tripled = clustered_tango_interval(3 * first, 3 * second, 3 * ones)
+    # Three identical runs carry the information of one: deff ~ 3 and the same interval.
+    assert tripled.design_effect == pytest.approx(3.0, rel=0.05)
+    assert tripled.low == pytest.approx(single.low, abs=0.01)
+    assert tripled.high == pytest.approx(single.high, abs=0.01)
+    with pytest.raises(ValueError):
+        clustered_tango_interval(first, second, ones[:-1])
+
+
+def test_resampled_totals_are_bootstrap_totals_draws() -> None:
+    rng = np.random.default_rng(8)
+    sums = rng.uniform(1, 10, (37, 3))
+
+    def stat(totals: np.ndarray) -> np.ndarray:
+        return np.asarray(totals[:, :1] / totals[:, 1:2])
+
+    ref = bootstrap_totals(sums, stat, rng=np.random.default_rng(1), n_resamples=1000)[0]
+    mine = resampled_totals(sums, rng=np.random.default_rng(1), n_resamples=1000,
+                            batch_elements=100)
+    got = percentile_estimate(float(sums[:, 0].sum() / sums[:, 1].sum()),
+                              mine[:, 0] / mine[:, 1], level=0.95, n_units=37)
+    assert (got.low, got.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+
+
+def test_symmetric_bootstrap_t_is_symmetric_on_the_log_scale_and_degenerate_is_none() -> None:
+    rng = np.random.default_rng(2)
+    b = rng.lognormal(10, 1, 80)
+    t = b * rng.lognormal(np.log(0.7), 0.3, 80)
+    parts = log_ratio_parts(t, b)
+    res = studentized_savings(parts.sum(axis=0),
+                              resampled_totals(parts, rng=rng, n_resamples=2000), level=0.95)
+    assert res.low is not None and res.high is not None and res.standard_error is not None
+    theta = np.log(t.sum() / b.sum())
+    lo, hi = np.log(1 - res.high / 100), np.log(1 - res.low / 100)
+    assert theta - lo == pytest.approx(hi - theta, rel=1e-9)
+    assert res.percent_saved == pytest.approx(100 * (1 - t.sum() / b.sum()))
+    flat = log_ratio_parts(0.5 * b, b)
+    none = studentized_savings(flat.sum(axis=0),
+                               resampled_totals(flat, rng=rng, n_resamples=1000), level=0.95)
+    assert none.low is None and none.high is None
+    assert none.percent_saved == pytest.approx(50.0)
