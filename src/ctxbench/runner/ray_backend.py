@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextvars
 import os
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -228,6 +228,11 @@ class RayExecutor:
         self.stats: list[WorkerStats] = []
         self._started = 0.0
         self.redispatched = 0
+        # Contexts are deterministic per (task, condition, budget) and a cell's replicates
+        # are planned back to back: the last few cells' contexts serve their replicates
+        # without another call to the context worker.
+        self._recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._recent_size = 4 * config.spec.limits.concurrency
 
     def attach(self, runner: TrialRunner) -> None:
         self._runner = runner
@@ -290,7 +295,7 @@ class RayExecutor:
         for _ in range(_MAX_REDISPATCH + 1):
             index = self._pick()
             stat = self.stats[index]
-            context_ref = self._contexts.build.remote(planned)
+            context_ref = self._context(planned)
             self._in_flight[index] += 1
             started = time.perf_counter()
             try:
@@ -298,6 +303,7 @@ class RayExecutor:
                                                                             context_ref)
             except lost_errors:
                 stat.deaths += 1
+                self._recent.pop((planned.task.task_id, planned.condition), None)
                 sent: int = await self._limiter.sent.remote(planned.key)
                 if sent == 0:
                     self.redispatched += 1
@@ -317,6 +323,19 @@ class RayExecutor:
             return result
         raise RuntimeFailure(f"trial {planned.key}: its Ray worker died {_MAX_REDISPATCH + 1} "
                              "times before sending a request; the run stopped (resumable)")
+
+    def _context(self, planned: PlannedTrial) -> Any:
+        """The context's object reference, built once per cell among the recent ones."""
+        cell = (planned.task.task_id, planned.condition)
+        ref = self._recent.get(cell)
+        if ref is None:
+            ref = self._contexts.build.remote(planned)
+            self._recent[cell] = ref
+            if len(self._recent) > self._recent_size:
+                self._recent.popitem(last=False)
+        else:
+            self._recent.move_to_end(cell)
+        return ref
 
     def summary(self) -> dict[str, Any]:
         """What the manifest records of this session's execution."""
