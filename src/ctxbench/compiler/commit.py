@@ -21,7 +21,7 @@ from typing import Any
 from ctxbench import __version__
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
-    RENDER_TEMPLATE,
+    RENDER_TEMPLATES,
     Excerpt,
     merge_ranges,
     packet_blake3,
@@ -151,8 +151,9 @@ def _verify(
         _check(ranges[-1][1] <= len(data), f"{where}: byte range beyond the end of the file")
         excerpt = Excerpt(item["artifact_id"], item["path"], item["classification"],
                           item["source_blake3"], ranges)
-        parts.append(render_excerpt(excerpt, data))
-    if commit["template"] == RENDER_TEMPLATE:
+        if commit["template"] in RENDER_TEMPLATES:
+            parts.append(render_excerpt(excerpt, data, commit["template"]))
+    if commit["template"] in RENDER_TEMPLATES:
         text = "".join(parts)
     else:
         _check(context is not None,

@@ -152,6 +152,12 @@ class ContextIndex:
         ids = {self._vocab[t] for t in identifier_terms(query) if t in self._vocab}
         return np.asarray(sorted(ids), dtype=np.int32)
 
+    def query_weights(self, query: str, policy: Policy) -> dict[str, float]:
+        """Each known query term with its idf over the chunks ``policy`` permits."""
+        terms = sorted({t for t in identifier_terms(query) if t in self._vocab})
+        ids = np.asarray([self._vocab[t] for t in terms], dtype=np.int32)
+        return dict(zip(terms, self.view(policy).idf(ids).tolist(), strict=True))
+
     def term_ids(self, text: str) -> set[int]:
         """Distinct known term ids of ``text`` (raw terms looked up, normalized once)."""
         raw = self._mapper.known
