@@ -10,7 +10,8 @@ inside the best ``CANDIDATES`` of them (see :mod:`ctxbench.compiler.evidence`):
 * an opened window offers a *widening* by ``open_bytes`` more of its chunk, valued at
   the opening's value times ``GROW_DECAY`` per widening already taken;
 * actions are taken best first while they fit; near-duplicate chunks (term Jaccard >=
-  ``NEAR_DUPLICATE`` with a chosen one) are skipped.
+  ``NEAR_DUPLICATE`` with a chosen one) are skipped, and so is any action whose header or
+  gap marker would take headers and separators past ``HEADER_SHARE`` of the budget.
 
 So the strongest evidence is widened before a weaker file is opened, a small budget
 buys a few lines around the best matches and a large one whole chunks. ``open_bytes``
@@ -46,6 +47,7 @@ __all__ = [
     "BYTES_PER_TOKEN",
     "CANDIDATES",
     "GROW_DECAY",
+    "HEADER_SHARE",
     "MAX_OPEN_BYTES",
     "MIN_EXCERPT_TOKENS",
     "MIN_OPEN_BYTES",
@@ -73,6 +75,8 @@ BYTES_PER_TOKEN = 3.5
 WINDOWS_PER_BUDGET = 6
 MIN_OPEN_BYTES = 160
 MAX_OPEN_BYTES = 800
+# Headers and gap markers after the first header may take at most this share of the budget.
+HEADER_SHARE = 0.1
 # A header line alone costs more than this, so with less room left nothing else fits.
 MIN_EXCERPT_TOKENS = 12
 
@@ -238,7 +242,8 @@ class _Draft:
         self.budget = budget
         self.packet = _Packet(index, budget)
         self.estimate = 0
-        self.undo: list[int] = []
+        self.overhead = 0  # header and gap-marker tokens
+        self.first_header = 0
         self.smallest_rejected: int | None = None
 
     def room(self) -> int:
@@ -254,10 +259,13 @@ class _Draft:
         data = self.index.source(position)
         cost = sum(self.index.count(data[a:b].decode("utf-8", "replace"))
                    for a, b in _subtract(merged, before or ()))
-        gaps = len(merged) - len(before or ((0, 0),))
-        cost += gaps * _GAP_TOKENS
+        overhead = (len(merged) - len(before or ((0, 0),))) * _GAP_TOKENS
         if before is None:
-            cost += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
+            overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
+        cost += overhead
+        if packet.order and overhead > 0 and \
+                self.overhead - self.first_header + overhead > HEADER_SHARE * self.budget:
+            return False  # another header or gap would crowd out evidence
         if cost > self.room():
             if before is None and (self.smallest_rejected is None or
                                    cost < self.smallest_rejected):
@@ -269,6 +277,9 @@ class _Draft:
         packet.ranges[position] = merged
         packet.costs[position] = 0
         self.estimate += cost
+        self.overhead += overhead
+        if len(packet.order) == 1 and before is None:
+            self.first_header = overhead
         return True
 
     def finish(self, empty_reason: str) -> Selection:
