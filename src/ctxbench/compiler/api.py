@@ -16,7 +16,10 @@ from ctxbench.compiler.strategies import CompiledContext, compile_context
 from ctxbench.compiler.tokenizers import get_tokenizer
 from ctxbench.core import InputError, load_json_document, read_utf8
 
-__all__ = ["benchmark_index", "compile_benchmark_task", "compile_directory", "verify_commit_file"]
+__all__ = [
+    "benchmark_index", "compile_batch", "compile_benchmark_task", "compile_directory",
+    "verify_commit_file",
+]
 
 
 @cache
@@ -98,3 +101,37 @@ def verify_commit_file(
         context_text=context,
     )
     return commit
+
+
+def compile_batch(
+    benchmark_path: str | os.PathLike[str],
+    corpus_dir: str | os.PathLike[str],
+    *,
+    tasks: tuple[str, ...] = (),
+    budgets: tuple[int, ...] = (),
+    strategy: str = "compiled",
+    tokenizer: str = "cl100k_base",
+    output_dir: str | os.PathLike[str],
+) -> list[tuple[CompiledContext, str]]:
+    """Compile each task (default: all) at each budget (default: its ladder) and write
+    ``<task>-<budget>.commit.json`` and ``.txt`` to ``output_dir``; returns the packets."""
+    from ctxbench.core import atomic_write_json, atomic_write_text
+
+    benchmark, index = benchmark_index(benchmark_path, corpus_dir, tokenizer)
+    known = {t.task_id: t for t in benchmark.tasks}
+    for task_id in tasks:
+        if task_id not in known:
+            raise InputError(f"task: expected one of {', '.join(known)}, got {task_id!r}")
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done: list[tuple[CompiledContext, str]] = []
+    for task_id in tasks or tuple(known):
+        task = known[task_id]
+        for budget in budgets or task.budget_ladder:
+            packet = compile_context(index, query=task.query, budget=budget,
+                                     policy=Policy.from_task(task), strategy=strategy)
+            stem = out / f"{task_id}-{budget}"
+            atomic_write_json(f"{stem}.commit.json", packet.commit)
+            atomic_write_text(f"{stem}.txt", packet.text)
+            done.append((packet, f"{stem}.commit.json"))
+    return done

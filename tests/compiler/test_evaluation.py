@@ -1,0 +1,67 @@
+"""``ctxbench compile evaluate`` on a small real benchmark with evidence markers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxbench.cli.errors import run_guarded
+from ctxbench.cli.main import cli
+from ctxbench.compiler.evaluation import evaluate
+from ctxbench.protocols.eceb import seed_paths
+from ctxbench.schemas import validator
+
+
+def _with_markers(tmp_path: Path) -> Path:
+    """The seed benchmark, one task given an evidence marker taken from its required file."""
+    paths = seed_paths()
+    doc = json.loads(Path(paths.benchmark).read_text(encoding="utf-8"))
+    task = next(t for t in doc["tasks"] if t["task_id"] == "ledger-retention-period")
+    artifact = next(a for a in doc["corpus"]["artifacts"]
+                    if a["artifact_id"] == task["required_artifacts"][0])
+    text = (Path(paths.corpus) / artifact["path"]).read_text(encoding="utf-8")
+    line = next(ln.strip() for ln in text.splitlines() if "7 years" in ln)
+    assert line == "| Billing ledger entries and invoices | 7 years (statutory) |"
+    task["evidence_markers"] = [line]
+    doc["tasks"] = [task]
+    out = tmp_path / "benchmark.json"
+    out.write_text(json.dumps(doc), encoding="utf-8")
+    return out
+
+
+def test_evaluate_reports_answer_presence_and_validates(tmp_path: Path) -> None:
+    bench = _with_markers(tmp_path)
+    corpus = str(seed_paths().corpus)
+    report = evaluate(bench, corpus, strategies=("compiled", "naive_top_k",
+                                                  "full_permitted_context", "chunk_bm25"))
+    doc = report.to_json()
+    assert not list(validator("ctxbench.compile-evaluation.v1").iter_errors(doc))
+    full = [r for r in report.rows if r.strategy == "full_permitted_context"]
+    assert full and all(r.answer_present and r.required_recall == 1.0 for r in full)
+    for row in report.rows:
+        assert row.restricted_bytes == 0
+        if row.strategy != "full_permitted_context":
+            assert not row.over_budget and row.tokens <= row.budget
+    compiled = [r for r in report.rows if r.strategy == "compiled"]
+    assert compiled[-1].answer_present  # the largest budget holds the marker
+    assert {s["strategy"] for s in doc["summary"]} == {
+        "compiled", "naive_top_k", "full_permitted_context", "chunk_bm25"}
+
+
+def test_evaluate_cli_writes_the_report_and_rejects_unknown_strategies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = _with_markers(tmp_path)
+    out = tmp_path / "eval.json"
+    code = run_guarded(cli, ["compile", "evaluate", str(bench), "--corpus",
+                             str(seed_paths().corpus), "--strategy", "compiled",
+                             "--output", str(out)])
+    assert code == 0
+    assert "| compiled | 256 |" in capsys.readouterr().out
+    assert json.loads(out.read_text())["schema_version"] == "ctxbench.compile-evaluation.v1"
+    bad = run_guarded(cli, ["compile", "evaluate", str(bench), "--corpus",
+                            str(seed_paths().corpus), "--strategy", "magic"])
+    assert bad == 2
+    assert "strategy: expected one of" in capsys.readouterr().err
