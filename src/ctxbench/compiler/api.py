@@ -28,14 +28,15 @@ def _index(benchmark_path: str, corpus_dir: str, tokenizer: str) -> tuple[Any, C
 
     benchmark = load_benchmark(benchmark_path)
     corpus = Corpus.from_benchmark(benchmark, corpus_dir)
-    return benchmark, ContextIndex.build(corpus, get_tokenizer(tokenizer))
+    return benchmark, ContextIndex.load_or_build(corpus, get_tokenizer(tokenizer))
 
 
 def benchmark_index(
     benchmark_path: str | os.PathLike[str], corpus_dir: str | os.PathLike[str],
     tokenizer: str = "cl100k_base",
 ) -> tuple[Any, ContextIndex]:
-    """The loaded ECEB benchmark and its index (built once per process per corpus)."""
+    """The loaded ECEB benchmark and its index (once per process per corpus; from the
+    on-disk cache when the corpus is unchanged, see :mod:`ctxbench.compiler.index_cache`)."""
     return _index(str(Path(benchmark_path).resolve()), str(Path(corpus_dir).resolve()), tokenizer)
 
 
@@ -77,7 +78,8 @@ def compile_directory(
     tokenizer: str = "cl100k_base",
 ) -> CompiledContext:
     """Compile a packet from a plain directory (every file classified ``internal``)."""
-    index = ContextIndex.build(Corpus.from_directory(corpus_dir), get_tokenizer(tokenizer))
+    index = ContextIndex.load_or_build(Corpus.from_directory(corpus_dir),
+                                       get_tokenizer(tokenizer))
     return compile_context(index, query=query, budget=budget, policy=policy, strategy=strategy)
 
 
