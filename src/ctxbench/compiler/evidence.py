@@ -13,10 +13,9 @@ window is always a whole-line excerpt.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import pairwise
-
-import numpy as np
 
 from ctxbench.compiler.retrieval import normalize_term, raw_terms
 
@@ -64,10 +63,10 @@ class QueryMatcher:
             return out
         lo, hi = lines[0][0], lines[-1][1]
         text = data[lo:hi].lower()
-        starts = np.asarray([a - lo for a, _ in lines], dtype=np.int64)
+        starts = [a - lo for a, _ in lines]
         seen: set[tuple[int, bytes]] = set()
         for m in self._pattern.finditer(text):
-            line = int(np.searchsorted(starts, m.start(), side="right")) - 1
+            line = bisect_right(starts, m.start()) - 1
             key = (line, m.group())
             if key not in seen:
                 seen.add(key)

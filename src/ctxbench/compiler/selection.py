@@ -192,9 +192,12 @@ def _ranked(index: ContextIndex, policy: Policy, query: str) -> tuple[list[tuple
     return [(int(chunk_ids[i]), float(scores[hits[i]]) / top) for i in order], None
 
 
-def _jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+def _near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Term Jaccard similarity >= NEAR_DUPLICATE (it is at most the ratio of the sizes)."""
+    if min(len(a), len(b)) < NEAR_DUPLICATE * max(len(a), len(b)):
+        return False
     union = len(a | b)
-    return len(a & b) / union if union else 1.0
+    return not union or len(a & b) / union >= NEAR_DUPLICATE
 
 
 def select_naive(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
@@ -257,8 +260,10 @@ class _Draft:
         if merged == before:
             return False
         data = self.index.source(position)
-        cost = sum(self.index.count(data[a:b].decode("utf-8", "replace"))
-                   for a, b in _subtract(merged, before or ()))
+        pieces = _subtract(merged, before or ())
+        if packet.order and sum(b - a for a, b in pieces) > _MAX_BYTES_PER_TOKEN * self.room():
+            return False  # cannot fit whatever it counts to: skip the exact count
+        cost = sum(self.index.count(data[a:b].decode("utf-8", "replace")) for a, b in pieces)
         overhead = (len(merged) - len(before or ((0, 0),))) * _GAP_TOKENS
         if before is None:
             overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
@@ -291,6 +296,8 @@ class _Draft:
 
 
 _GAP_TOKENS = 3  # "[...]\n" and the newline added before it
+# More bytes per token than text ever averages over a piece of lines (cl100k: about 4).
+_MAX_BYTES_PER_TOKEN = 12
 
 
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
@@ -303,39 +310,44 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     matcher = QueryMatcher(query, weights)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
-    heap: list[tuple[float, int, int, int]] = []  # (-value, tie, candidate, widenings)
-    windows: list[Window] = []
+    # Heap entries (-value, tie, candidate, widenings); widenings -1 marks a candidate not
+    # yet looked at, valued at its relevance, an upper bound of its value: it is evaluated
+    # only when it reaches the top (lazy greedy; the order is that of an eager pass).
+    heap: list[tuple[float, int, int, int]] = []
     owners: list[int] = []
-    values: list[float] = []
+    windows: dict[int, Window] = {}
+    values: dict[int, float] = {}
     for chunk_id, relevance in ranked[:CANDIDATES]:
         if relevance < RELATIVE_FLOOR:
             break
-        chunk = index.chunks[chunk_id]
-        position = int(index.chunk_artifact[chunk_id])
-        data = index.source(position)
-        lines = chunk_lines(data, chunk.start, chunk.end)
-        if not lines:
-            continue
-        window = Window.around_best(lines, matcher.line_weights(data, lines))
-        size = window.span()[1] - window.span()[0]
-        if size < open_bytes:
-            window.grow(open_bytes - size)
-        held = min(1.0, window.weight() / matcher.total) if matcher.total > 0 else 0.0
-        value = relevance * ((1.0 - WINDOW_MIX) + WINDOW_MIX * held)
-        heapq.heappush(heap, (-value, len(windows), len(windows), 0))
-        windows.append(window)
+        heap.append((-relevance, len(owners), len(owners), -1))
         owners.append(chunk_id)
-        values.append(value)
+    heapq.heapify(heap)
     chosen: list[frozenset[int]] = []
-    tie = len(windows)
+    tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
-        _, _, n, widenings = heapq.heappop(heap)
-        chunk_id, window = owners[n], windows[n]
+        bound, _, n, widenings = heapq.heappop(heap)
+        chunk_id = owners[n]
         chunk = index.chunks[chunk_id]
         position = int(index.chunk_artifact[chunk_id])
+        if widenings < 0:
+            data = index.source(position)
+            lines = chunk_lines(data, chunk.start, chunk.end)
+            if not lines:
+                continue
+            window = Window.around_best(lines, matcher.line_weights(data, lines))
+            size = window.span()[1] - window.span()[0]
+            if size < open_bytes:
+                window.grow(open_bytes - size)
+            held = min(1.0, window.weight() / matcher.total) if matcher.total > 0 else 0.0
+            values[n] = -bound * ((1.0 - WINDOW_MIX) + WINDOW_MIX * held)
+            windows[n] = window
+            heapq.heappush(heap, (-values[n], n, n, 0))
+            continue
+        window = windows[n]
         if widenings == 0:
             terms = index.term_set(chunk_id)
-            if any(_jaccard(terms, other) >= NEAR_DUPLICATE for other in chosen):
+            if any(_near_duplicate(terms, other) for other in chosen):
                 continue
             added = draft.add(position, merge_ranges((*chunk.context, window.span())))
             if not added:  # too big for what is left: the best line and the next one
