@@ -223,3 +223,18 @@ def test_any_text_is_covered_exactly_once(text: str, path: str) -> None:
             line for line in data.splitlines(keepends=True) if line.strip())
     else:
         assert covered == data
+
+
+def test_plain_text_sections_under_man_page_rst_and_markdown_headings() -> None:
+    man = (b"NAME\n       kill - send a signal\n\nDESCRIPTION\n       The default signal"
+           b" is TERM.\n\nOPTIONS\n       -s sig\n")
+    texts = _texts(man, _chunks("doc/kill.1.txt", "runbook", man))
+    assert texts == ["NAME\n       kill - send a signal\n\n",
+                     "DESCRIPTION\n       The default signal is TERM.\n\n",
+                     "OPTIONS\n       -s sig\n"]
+    rst = b"Title\n=====\n\nIntro.\n\nUsage\n-----\n\nRun it.\n"
+    chunks = _chunks("README", "runbook", rst)
+    assert [c.label for c in chunks] == ["Title", "Usage"]
+    assert rst[slice(*chunks[1].context[0])] == b"Title\n"
+    one = b"Just a paragraph.\n\nAnother one.\n"
+    assert len(_chunks("notes.txt", "runbook", one)) == 1

@@ -5,9 +5,10 @@ definitions via ``ast`` (large classes by method, with the class line as context
 ``ast`` cannot parse, or that makes it recurse too deep, falls back to blank-line blocks),
 JSON and YAML by nesting (small sibling keys grouped, a large value split into its
 children with the enclosing key lines as context, so each chunk keeps its key path),
-TOML/INI by table, chat logs by message, everything else by blank-line blocks. Chunks are
-line-aligned (UTF-8 safe), contiguous and cover the whole artifact, so any byte belongs
-to exactly one chunk.
+TOML/INI by table, chat logs by message, other text by the sections under its headings
+(Markdown ``#``, setext or reStructuredText underlines, manual-page upper-case lines)
+when it has at least two, else by blank-line blocks. Chunks are line-aligned (UTF-8
+safe), contiguous and cover the whole artifact, so any byte belongs to exactly one chunk.
 """
 
 from __future__ import annotations
@@ -276,8 +277,56 @@ def _per_line(lines: _Lines) -> list[_Piece]:
     return [_Piece(i, i + 1) for i in range(len(lines)) if not lines.blank(i)]
 
 
+_UNDERLINE = re.compile(r"^([=\-~^*+#])\1{2,}\s*$")
+_CAPS_HEADING = re.compile(r"^[A-Z][A-Z0-9 /&()-]{2,40}$")
+_UNDERLINE_LEVEL = {"=": 1, "-": 2}
+
+
+def _text_headings(lines: _Lines) -> list[tuple[int, int]]:
+    """(line, level) of headings in plain text: Markdown ``#``, setext or reStructuredText
+    underlines, and manual-page style upper-case lines at the left margin."""
+    found: list[tuple[int, int]] = []
+    in_fence = False
+    texts = lines.text
+    for i, text in enumerate(texts):
+        if _FENCE.match(text):
+            in_fence = not in_fence
+            continue
+        if in_fence or not text.strip():
+            continue
+        atx = _MD_HEADING.match(text)
+        if atx:
+            found.append((i, len(atx.group(1))))
+            continue
+        following = texts[i + 1] if i + 1 < len(texts) else ""
+        under = _UNDERLINE.match(following)
+        if under and not _UNDERLINE.match(text) and \
+                len(following.strip()) >= 0.6 * len(text.strip()):
+            found.append((i, _UNDERLINE_LEVEL.get(under.group(1), 3)))
+        elif _CAPS_HEADING.match(text.rstrip("\r\n")):
+            found.append((i, 1))
+    return found
+
+
 def _plain(lines: _Lines) -> list[_Piece]:
-    return _blocks(lines, 0, len(lines))
+    """Sections under detected headings (with the enclosing ones as context), else blocks."""
+    headings = _text_headings(lines)
+    if len(headings) < 2:
+        return _blocks(lines, 0, len(lines))
+    pieces: list[_Piece] = []
+    stack: list[tuple[int, int]] = []
+    start, label = 0, ""
+    context: tuple[int, ...] = ()
+    for i, level in headings:
+        if i > start:
+            pieces.append(_Piece(start, i, context, label))
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        context = tuple(line for _, line in stack)
+        stack.append((level, i))
+        start, label = i, lines.text[i].strip()
+    pieces.append(_Piece(start, len(lines), context, label))
+    return pieces
 
 
 _BY_SUFFIX: dict[str, Callable[[_Lines], list[_Piece]]] = {
