@@ -238,3 +238,11 @@ def test_plain_text_sections_under_man_page_rst_and_markdown_headings() -> None:
     assert rst[slice(*chunks[1].context[0])] == b"Title\n"
     one = b"Just a paragraph.\n\nAnother one.\n"
     assert len(_chunks("notes.txt", "runbook", one)) == 1
+
+
+def test_troff_manual_sections() -> None:
+    troff = (b".TH KILL 1\n.SH NAME\nkill \\- send a signal\n.SH DESCRIPTION\n"
+             b"The default signal is TERM.\n.SS Notes\nx\n")
+    chunks = _chunks("man/kill.1", "runbook", troff)
+    assert [c.label for c in chunks] == ["", ".SH NAME", ".SH DESCRIPTION", ".SS Notes"]
+    assert troff[slice(*chunks[-1].context[0])] == b".SH DESCRIPTION\n"

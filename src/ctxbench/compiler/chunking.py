@@ -6,9 +6,10 @@ definitions via ``ast`` (large classes by method, with the class line as context
 JSON and YAML by nesting (small sibling keys grouped, a large value split into its
 children with the enclosing key lines as context, so each chunk keeps its key path),
 TOML/INI by table, chat logs by message, other text by the sections under its headings
-(Markdown ``#``, setext or reStructuredText underlines, manual-page upper-case lines)
-when it has at least two, else by blank-line blocks. Chunks are line-aligned (UTF-8
-safe), contiguous and cover the whole artifact, so any byte belongs to exactly one chunk.
+(Markdown ``#``, setext or reStructuredText underlines, manual-page upper-case lines,
+troff ``.SH``/``.SS``) when it has at least two, else by blank-line blocks. Chunks are
+line-aligned (UTF-8 safe), contiguous and cover the whole artifact, so any byte belongs
+to exactly one chunk.
 """
 
 from __future__ import annotations
@@ -279,12 +280,14 @@ def _per_line(lines: _Lines) -> list[_Piece]:
 
 _UNDERLINE = re.compile(r"^([=\-~^*+#])\1{2,}\s*$")
 _CAPS_HEADING = re.compile(r"^[A-Z][A-Z0-9 /&()-]{2,40}$")
+_TROFF_HEADING = re.compile(r"^\.(SH|SS|Sh|Ss)\b")
 _UNDERLINE_LEVEL = {"=": 1, "-": 2}
 
 
 def _text_headings(lines: _Lines) -> list[tuple[int, int]]:
     """(line, level) of headings in plain text: Markdown ``#``, setext or reStructuredText
-    underlines, and manual-page style upper-case lines at the left margin."""
+    underlines, manual-page style upper-case lines at the left margin, and troff
+    ``.SH``/``.SS`` (``.Sh``/``.Ss`` in mdoc) section macros."""
     found: list[tuple[int, int]] = []
     in_fence = False
     texts = lines.text
@@ -297,6 +300,10 @@ def _text_headings(lines: _Lines) -> list[tuple[int, int]]:
         atx = _MD_HEADING.match(text)
         if atx:
             found.append((i, len(atx.group(1))))
+            continue
+        troff = _TROFF_HEADING.match(text)
+        if troff:
+            found.append((i, 1 if troff.group(1) in ("SH", "Sh") else 2))
             continue
         following = texts[i + 1] if i + 1 < len(texts) else ""
         under = _UNDERLINE.match(following)

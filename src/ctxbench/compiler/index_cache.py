@@ -29,7 +29,7 @@ from ctxbench.core import atomic_write_bytes, blake3_hex, blake3_json
 __all__ = ["CHUNKER_VERSION", "cache_dir", "cache_key", "load_index", "save_index"]
 
 # Bump when chunking or term extraction changes what an index holds.
-CHUNKER_VERSION = "chunks.v3"
+CHUNKER_VERSION = "chunks.v4"
 _ARRAYS = ("chunk_artifact", "bounds", "context_counts", "contexts", "labels", "terms",
            "offsets", "vocab", "source_bytes")
 
