@@ -26,7 +26,7 @@ _NEWLINE = re.compile(rb"\n")
 # A line that defines an identifier made only of query terms (``class IntervalIndex``,
 # ``def stream(``, ``MAX_URL_LENGTH =``, ``const maxSockets =``) is where code evidence
 # starts; its weight gains this multiple of those terms' weight. Fitted on the dev set.
-DEFINITION_BONUS = 1.0
+DEFINITION_BONUS = 3.0
 _DEFINITION = re.compile(
     rb"^[ \t]*(?:(?:export[ \t]+)?(?:async[ \t]+)?(?:def|class|function|const|let|var|type"
     rb"|interface|struct|fn)[ \t]+([A-Za-z_$][\w$]*)|([A-Za-z_][\w.]*)[ \t]*(?::[^=\n]*)?=(?!=))",
