@@ -187,7 +187,9 @@ def generate() -> None:
 
 
 def _artifact_id(rel: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._:-]", "_", rel.replace("/", ":"))[:128]
+    """An ECEB artifact id for a path: ``/`` becomes ``:``, other characters ``_``."""
+    found = re.sub(r"[^A-Za-z0-9._:-]", "_", rel.replace("/", ":"))
+    return (found if found[0].isalnum() else "p" + found)[:128]
 
 
 def build(out: Path) -> None:

@@ -10,8 +10,10 @@ inside the best ``CANDIDATES`` of them (see :mod:`ctxbench.compiler.evidence`):
 * an opened window offers a *widening* by ``open_bytes`` more of its chunk, valued at
   the opening's value times ``GROW_DECAY`` per widening already taken;
 * actions are taken best first while they fit; near-duplicate chunks (term Jaccard >=
-  ``NEAR_DUPLICATE`` with a chosen one) are skipped, and so is any action whose header or
-  gap marker would take headers and separators past ``HEADER_SHARE`` of the budget.
+  ``NEAR_DUPLICATE`` with a chosen one) are skipped within a file and valued at
+  ``DUPLICATE_DISCOUNT`` of their value across files, and an action is skipped when its
+  header or gap marker would take headers and separators past ``HEADER_SHARE`` of the
+  budget.
 
 So the strongest evidence is widened before a weaker file is opened, a small budget
 buys a few lines around the best matches and a large one whole chunks. ``open_bytes``
@@ -46,6 +48,7 @@ from ctxbench.compiler.render import (
 __all__ = [
     "BYTES_PER_TOKEN",
     "CANDIDATES",
+    "DUPLICATE_DISCOUNT",
     "GROW_DECAY",
     "HEADER_SHARE",
     "MAX_OPEN_BYTES",
@@ -75,6 +78,9 @@ BYTES_PER_TOKEN = 3.5
 WINDOWS_PER_BUDGET = 6
 MIN_OPEN_BYTES = 160
 MAX_OPEN_BYTES = 800
+# A chunk nearly equal to a chosen one of another file (term Jaccard >= NEAR_DUPLICATE,
+# say sync and async twins) is valued at this share; within one file it is skipped.
+DUPLICATE_DISCOUNT = 0.5
 # Headers and gap markers after the first header may take at most this share of the budget.
 HEADER_SHARE = 0.1
 # A header line alone costs more than this, so with less room left nothing else fits.
@@ -323,7 +329,8 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         heap.append((-relevance, len(owners), len(owners), -1))
         owners.append(chunk_id)
     heapq.heapify(heap)
-    chosen: list[frozenset[int]] = []
+    chosen: list[tuple[frozenset[int], int]] = []
+    demoted: set[int] = set()
     tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
         bound, _, n, widenings = heapq.heappop(heap)
@@ -347,7 +354,13 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         window = windows[n]
         if widenings == 0:
             terms = index.term_set(chunk_id)
-            if any(_near_duplicate(terms, other) for other in chosen):
+            twins = [owner for other, owner in chosen if _near_duplicate(terms, other)]
+            if position in twins:
+                continue
+            if twins and n not in demoted:  # a copy in another file: it may still be
+                demoted.add(n)               # evidence there, but after the original
+                values[n] *= DUPLICATE_DISCOUNT
+                heapq.heappush(heap, (-values[n], n, n, 0))
                 continue
             added = draft.add(position, merge_ranges((*chunk.context, window.span())))
             if not added:  # too big for what is left: the best line and the next one
@@ -357,7 +370,7 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                 window = windows[n] = small
             if not added:
                 continue
-            chosen.append(terms)
+            chosen.append((terms, position))
         else:
             state = window.state()
             span = window.grow(open_bytes)
