@@ -65,3 +65,15 @@ def test_evaluate_cli_writes_the_report_and_rejects_unknown_strategies(
                             str(seed_paths().corpus), "--strategy", "magic"])
     assert bad == 2
     assert "strategy: expected one of" in capsys.readouterr().err
+
+
+def test_an_external_system_is_evaluated_beside_the_built_ins(tmp_path: Path) -> None:
+    bench = _with_markers(tmp_path)
+    report = evaluate(bench, str(seed_paths().corpus),
+                      strategies=("compiled", "external:external_system:first_two"))
+    external = [r for r in report.rows if r.strategy == "external:external_system:first_two"]
+    assert [r.budget for r in external] == [r.budget for r in report.rows
+                                           if r.strategy == "compiled"]
+    for row in external:
+        assert row.tokens > 0 and row.restricted_bytes == 0
+        assert row.over_budget == (row.tokens > row.budget)
