@@ -77,3 +77,22 @@ def test_an_external_system_is_evaluated_beside_the_built_ins(tmp_path: Path) ->
     for row in external:
         assert row.tokens > 0 and row.restricted_bytes == 0
         assert row.over_budget == (row.tokens > row.budget)
+
+
+def test_evidence_markers_are_optional_and_checked(tmp_path: Path) -> None:
+    from ctxbench.core.errors import PointerError
+    from ctxbench.protocols.eceb import load_benchmark
+
+    bench = _with_markers(tmp_path)
+    task = load_benchmark(bench).tasks[0]
+    assert task.evidence_markers == (
+        "| Billing ledger entries and invoices | 7 years (statutory) |",)
+    doc = json.loads(bench.read_text(encoding="utf-8"))
+    assert not list(validator("symgliph.eceb/benchmark-v0.1").iter_errors(doc))
+    del doc["tasks"][0]["evidence_markers"]
+    bench.write_text(json.dumps(doc), encoding="utf-8")
+    assert load_benchmark(bench).tasks[0].evidence_markers == ()
+    doc["tasks"][0]["evidence_markers"] = ["  "]
+    bench.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(PointerError, match="/tasks/0/evidence_markers/0: expected a non-blank"):
+        load_benchmark(bench)
