@@ -96,3 +96,26 @@ def test_evidence_markers_are_optional_and_checked(tmp_path: Path) -> None:
     bench.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(PointerError, match="/tasks/0/evidence_markers/0: expected a non-blank"):
         load_benchmark(bench)
+
+
+def test_batch_compiles_several_tasks_and_budgets_in_one_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.compiler.api import verify_commit_file
+
+    paths = seed_paths()
+    out = tmp_path / "packets"
+    code = run_guarded(cli, ["compile", "batch", str(paths.benchmark), "--corpus",
+                             str(paths.corpus), "--task", "late-fee-rule", "--task",
+                             "ledger-retention-period", "--budget", "256", "--budget", "512",
+                             "--output-dir", str(out)])
+    assert code == 0
+    assert len(capsys.readouterr().out.splitlines()) == 4
+    for task in ("late-fee-rule", "ledger-retention-period"):
+        for budget in (256, 512):
+            commit = verify_commit_file(out / f"{task}-{budget}.commit.json", paths.corpus,
+                                        context_path=out / f"{task}-{budget}.txt")
+            assert commit["budget"] == budget and commit["token_count"] <= budget
+    bad = run_guarded(cli, ["compile", "batch", str(paths.benchmark), "--corpus",
+                            str(paths.corpus), "--task", "nope", "--output-dir", str(out)])
+    assert bad == 2
