@@ -329,7 +329,7 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         heap.append((-relevance, len(owners), len(owners), -1))
         owners.append(chunk_id)
     heapq.heapify(heap)
-    chosen: list[tuple[frozenset[int], int]] = []
+    chosen: list[tuple[int, frozenset[int], int]] = []  # (size, terms, artifact)
     demoted: set[int] = set()
     tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
@@ -354,7 +354,10 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         window = windows[n]
         if widenings == 0:
             terms = index.term_set(chunk_id)
-            twins = [owner for other, owner in chosen if _near_duplicate(terms, other)]
+            size = len(terms)
+            low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE
+            twins = [owner for other_size, other, owner in chosen  # size bound first
+                     if low <= other_size <= high and _near_duplicate(terms, other)]
             if position in twins:
                 continue
             if twins and n not in demoted:  # a copy in another file: it may still be
@@ -370,7 +373,7 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                 window = windows[n] = small
             if not added:
                 continue
-            chosen.append((terms, position))
+            chosen.append((len(terms), terms, position))
         else:
             state = window.state()
             span = window.grow(open_bytes)
