@@ -122,19 +122,49 @@ def test_python_syntax_error_falls_back_to_blocks() -> None:
     assert len(_chunks("bad.py", "code", data)) >= 1
 
 
-def test_json_top_level_keys() -> None:
-    data = json.dumps({"alpha": 1, "beta": {"x": [1, 2]}, "gamma": "é"}, indent=2,
-                      ensure_ascii=False).encode()
-    texts = _texts(data, _chunks("api/events.json", "api_spec", data))
-    assert texts == ['{\n  "alpha": 1,\n', '  "beta": {\n    "x": [\n      1,\n      2\n'
-                     '    ]\n  },\n', '  "gamma": "é"\n}']
+def test_small_json_stays_whole_so_name_and_version_stay_together() -> None:
+    data = json.dumps({"name": "pkg", "version": "1.2.3", "beta": {"x": [1, 2]}, "gamma": "é"},
+                      indent=2, ensure_ascii=False).encode()
+    texts = _texts(data, _chunks("api/package.json", "api_spec", data))
+    assert texts == [data.decode()]
 
 
-def test_yaml_and_toml_top_level_keys_with_comments_attached() -> None:
-    data = b"# header\napiVersion: v1\nkind: Deployment\n# the spec\nspec:\n  replicas: 3\n"
-    texts = _texts(data, _chunks("infra/k8s/x.yaml", "infrastructure", data))
-    assert texts == ["# header\napiVersion: v1\n", "kind: Deployment\n",
-                     "# the spec\nspec:\n  replicas: 3\n"]
+def test_large_json_splits_by_nesting_and_keeps_the_key_path() -> None:
+    doc = {"name": "pkg", "version": "1.2.3",
+           "scripts": {f"s{i:02}": "echo " + "y" * 60 for i in range(60)}, "deps": {"a": "1"}}
+    data = json.dumps(doc, indent=2).encode()
+    chunks = _chunks("package.json", "api_spec", data)
+    first = data[chunks[0].start:chunks[0].end].decode()
+    assert '"name": "pkg"' in first and '"version": "1.2.3"' in first
+    inner = [c for c in chunks if c.label.startswith("scripts.") and len(c.context) == 2]
+    assert len(inner) >= 3
+    for chunk in inner:
+        assert chunk.end - chunk.start <= MAX_CHUNK_BYTES
+        context = b"".join(data[a:b] for a, b in chunk.context).decode()
+        assert context == '{\n  "scripts": {\n'
+    assert chunks[-1].label == "deps"
+    assert b"".join(data[c.start:c.end] for c in chunks) == data
+
+
+def test_small_yaml_spec_stays_whole_and_large_yaml_keeps_its_key_path() -> None:
+    data = (b"openapi: 3.1.0\ninfo:\n  title: Pets\n  version: 1.0.0\npaths:\n  /pets:\n"
+            b"    get:\n      summary: List pets\n")
+    assert _texts(data, _chunks("spec.yaml", "api_spec", data)) == [data.decode()]
+    ops = "".join(f"    op{i:02}:\n      summary: {'z' * 80}\n" for i in range(40))
+    big = f"openapi: 3.1.0\npaths:\n  /pets:\n{ops}".encode()
+    chunks = _chunks("spec.yaml", "api_spec", big)
+    assert len(chunks) > 2
+    assert chunks[-1].label.startswith("paths./pets.op")
+    assert b"".join(big[a:b] for a, b in chunks[-1].context) == b"paths:\n  /pets:\n"
+
+
+def test_python_that_makes_the_parser_recurse_falls_back_to_blocks() -> None:
+    data = ("x = " + "(" * 100_000 + ")" * 100_000 + "\n\ny = 1\n").encode()
+    chunks = _chunks("deep.py", "code", data)
+    assert b"".join(data[c.start:c.end] for c in chunks) == data
+
+
+def test_toml_tables() -> None:
     toml = b'[server]\nport = 1\n\n[db]\nurl = "x"\n'
     assert _texts(toml, _chunks("c.toml", "infrastructure", toml)) == [
         "[server]\nport = 1\n\n", '[db]\nurl = "x"\n']
@@ -159,8 +189,8 @@ def test_other_code_by_blank_line_blocks() -> None:
 
 
 @pytest.mark.parametrize(("path", "kind", "name"), [
-    ("a.md", "rfc", "markdown"), ("a.py", "code", "python"), ("a.json", "api_spec", "json"),
-    ("a.yaml", "infrastructure", "config"), ("a.log", "chat", "chat"),
+    ("a.md", "rfc", "markdown"), ("a.py", "code", "python"), ("a.json", "api_spec", "nested"),
+    ("a.yaml", "infrastructure", "nested"), ("a.log", "chat", "chat"),
     ("a.md", "chat", "chat"), ("a.jsonl", "chat", "per_line"), ("Makefile", "code", "plain"),
 ])
 def test_chunker_dispatch(path: str, kind: str, name: str) -> None:
@@ -188,8 +218,31 @@ def test_any_text_is_covered_exactly_once(text: str, path: str) -> None:
     data = text.encode()
     chunks = chunk_artifact("a", "d", path, "chat" if path.endswith(".log") else "code", data)
     covered = b"".join(data[c.start:c.end] for c in chunks)
-    if path.endswith(".jsonl"):
-        assert covered.replace(b"\n", b"") .strip() == data.replace(b"\n", b"").strip() or \
-            all(not line.strip() for line in data.splitlines()) or covered
+    if path.endswith(".jsonl"):  # one chunk per non-blank line; blank lines belong to none
+        assert covered == b"".join(
+            line for line in data.splitlines(keepends=True) if line.strip())
     else:
         assert covered == data
+
+
+def test_plain_text_sections_under_man_page_rst_and_markdown_headings() -> None:
+    man = (b"NAME\n       kill - send a signal\n\nDESCRIPTION\n       The default signal"
+           b" is TERM.\n\nOPTIONS\n       -s sig\n")
+    texts = _texts(man, _chunks("doc/kill.1.txt", "runbook", man))
+    assert texts == ["NAME\n       kill - send a signal\n\n",
+                     "DESCRIPTION\n       The default signal is TERM.\n\n",
+                     "OPTIONS\n       -s sig\n"]
+    rst = b"Title\n=====\n\nIntro.\n\nUsage\n-----\n\nRun it.\n"
+    chunks = _chunks("README", "runbook", rst)
+    assert [c.label for c in chunks] == ["Title", "Usage"]
+    assert rst[slice(*chunks[1].context[0])] == b"Title\n"
+    one = b"Just a paragraph.\n\nAnother one.\n"
+    assert len(_chunks("notes.txt", "runbook", one)) == 1
+
+
+def test_troff_manual_sections() -> None:
+    troff = (b".TH KILL 1\n.SH NAME\nkill \\- send a signal\n.SH DESCRIPTION\n"
+             b"The default signal is TERM.\n.SS Notes\nx\n")
+    chunks = _chunks("man/kill.1", "runbook", troff)
+    assert [c.label for c in chunks] == ["", ".SH NAME", ".SH DESCRIPTION", ".SS Notes"]
+    assert troff[slice(*chunks[-1].context[0])] == b".SH DESCRIPTION\n"

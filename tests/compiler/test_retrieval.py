@@ -15,9 +15,17 @@ def test_identifier_terms_split_code_and_paths() -> None:
     assert identifier_terms("tokenRefreshInterval") == [
         "token", "refresh", "interval", "tokenrefreshinterval"]
     assert identifier_terms("MAX_RETRIES in notify/webhooks.py") == [
-        "max", "retry", "notify", "webhook", "py", "max_retry"]
+        "max", "retry", "notify", "webhook", "py", "maxretry"]
     assert identifier_terms("HTTPServer") == ["http", "server"]
     assert identifier_terms("the of and") == []
+
+
+def test_snake_camel_and_grouped_numbers_meet() -> None:
+    assert "tokenrefresh" in identifier_terms("token_refresh")
+    assert "tokenrefresh" in identifier_terms("TokenRefresh")
+    assert "5000000" in identifier_terms("MAX_BYTES = 5_000_000")
+    assert "5000000" in identifier_terms("up to 5,000,000 bytes")
+    assert "5000000" in identifier_terms("5000000")
 
 
 @pytest.mark.parametrize(("word", "stem"), [

@@ -10,10 +10,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from ctxbench.workloads import CallParseError, ToolSchema, parse_calls
 
 from ctxbench.runner.prompt import build_tool_messages
 from ctxbench.runner.providers.base import ProviderRequest
-from ctxbench.workloads import CallParseError, ToolSchema, parse_calls
 
 pytestmark = pytest.mark.local_model
 

@@ -131,3 +131,60 @@ def verify_trials(trials: str, commits: str | None) -> None:
     from ctxbench.compiler.entroly_run import verify_entroly_trials
 
     click.echo(verify_entroly_trials(trials, commits).line())
+
+
+@compile_group.command("evaluate")
+@click.argument("benchmark", type=click.Path(dir_okay=False))
+@click.option("--corpus", "corpus", required=True, type=click.Path(file_okay=False),
+              help="Corpus directory of the benchmark.")
+@click.option("--strategy", "strategies", multiple=True,
+              help="compiled, naive_top_k, full_permitted_context, chunk_bm25 or "
+                   "external:SPEC (repeat; default: the three built-in strategies).")
+@click.option("--tokenizer", default="cl100k_base", show_default=True)
+@click.option("--output", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+def evaluate_command(benchmark: str, corpus: str, strategies: tuple[str, ...], tokenizer: str,
+                     output: str | None) -> None:
+    """Check whether each strategy's packet holds each task's evidence, at every budget.
+
+    \b
+    Example:
+      ctxbench compile evaluate B.json --corpus corpus/ --strategy compiled \\
+          --strategy naive_top_k --strategy chunk_bm25 --output eval.json
+    """
+    from ctxbench.compiler.evaluation import evaluate, render_evaluation
+
+    report = evaluate(benchmark, corpus, tokenizer=tokenizer,
+                      strategies=strategies or ("compiled", "naive_top_k",
+                                                "full_permitted_context"))
+    if output:
+        atomic_write_json(output, report.to_json())
+    click.echo(render_evaluation(report), nl=False)
+
+
+@compile_group.command("batch")
+@click.argument("benchmark", type=click.Path(dir_okay=False))
+@click.option("--corpus", "corpus", required=True, type=click.Path(file_okay=False),
+              help="Corpus directory of the benchmark.")
+@click.option("--task", "tasks", multiple=True, help="Task id (repeat; default: every task).")
+@click.option("--budget", "budgets", multiple=True, type=int,
+              help="Token budget (repeat; default: each task's ladder).")
+@click.option("--strategy", type=click.Choice(STRATEGIES[:2]), default="compiled",
+              show_default=True)
+@click.option("--tokenizer", default="cl100k_base", show_default=True)
+@click.option("--output-dir", "output_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory for <task>-<budget>.commit.json and .txt files.")
+def batch_command(benchmark: str, corpus: str, tasks: tuple[str, ...], budgets: tuple[int, ...],
+                  strategy: str, tokenizer: str, output_dir: str) -> None:
+    """Compile several tasks and budgets in one call (one index, built or loaded once).
+
+    \b
+    Example:
+      ctxbench compile batch B.json --corpus corpus/ --task T1 --task T2 \\
+          --budget 256 --budget 1024 --output-dir packets/
+    """
+    from ctxbench.compiler.api import compile_batch
+
+    for packet, path in compile_batch(benchmark, corpus, tasks=tasks, budgets=budgets,
+                                      strategy=strategy, tokenizer=tokenizer,
+                                      output_dir=output_dir):
+        click.echo(f"{path}: {_summary(packet)}")

@@ -22,6 +22,7 @@ __all__ = [
     "COMMIT_FORMATS",
     "VerifiedCommit",
     "benchmark_index",
+    "compile_batch",
     "compile_benchmark_task",
     "compile_directory",
     "verify_any_commit_file",
@@ -35,14 +36,15 @@ def _index(benchmark_path: str, corpus_dir: str, tokenizer: str) -> tuple[Any, C
 
     benchmark = load_benchmark(benchmark_path)
     corpus = Corpus.from_benchmark(benchmark, corpus_dir)
-    return benchmark, ContextIndex.build(corpus, get_tokenizer(tokenizer))
+    return benchmark, ContextIndex.load_or_build(corpus, get_tokenizer(tokenizer))
 
 
 def benchmark_index(
     benchmark_path: str | os.PathLike[str], corpus_dir: str | os.PathLike[str],
     tokenizer: str = "cl100k_base",
 ) -> tuple[Any, ContextIndex]:
-    """The loaded ECEB benchmark and its index (built once per process per corpus)."""
+    """The loaded ECEB benchmark and its index (once per process per corpus; from the
+    on-disk cache when the corpus is unchanged, see :mod:`ctxbench.compiler.index_cache`)."""
     return _index(str(Path(benchmark_path).resolve()), str(Path(corpus_dir).resolve()), tokenizer)
 
 
@@ -90,7 +92,7 @@ def compile_directory(
     """
     corpus = Corpus.from_directory(corpus_dir)
     policy = policy.resolved_for(corpus)
-    index = ContextIndex.build(corpus, get_tokenizer(tokenizer))
+    index = ContextIndex.load_or_build(corpus, get_tokenizer(tokenizer))
     return compile_context(index, query=query, budget=budget, policy=policy, strategy=strategy)
 
 
@@ -174,3 +176,37 @@ def verify_any_commit_file(
     return VerifiedCommit(
         version, commit["commit_id"],
         f"{len(commit['excerpts'])} excerpt(s), {commit['token_count']} tokens")
+
+
+def compile_batch(
+    benchmark_path: str | os.PathLike[str],
+    corpus_dir: str | os.PathLike[str],
+    *,
+    tasks: tuple[str, ...] = (),
+    budgets: tuple[int, ...] = (),
+    strategy: str = "compiled",
+    tokenizer: str = "cl100k_base",
+    output_dir: str | os.PathLike[str],
+) -> list[tuple[CompiledContext, str]]:
+    """Compile each task (default: all) at each budget (default: its ladder) and write
+    ``<task>-<budget>.commit.json`` and ``.txt`` to ``output_dir``; returns the packets."""
+    from ctxbench.core import atomic_write_json, atomic_write_text
+
+    benchmark, index = benchmark_index(benchmark_path, corpus_dir, tokenizer)
+    known = {t.task_id: t for t in benchmark.tasks}
+    for task_id in tasks:
+        if task_id not in known:
+            raise InputError(f"task: expected one of {', '.join(known)}, got {task_id!r}")
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done: list[tuple[CompiledContext, str]] = []
+    for task_id in tasks or tuple(known):
+        task = known[task_id]
+        for budget in budgets or task.budget_ladder:
+            packet = compile_context(index, query=task.query, budget=budget,
+                                     policy=Policy.from_task(task), strategy=strategy)
+            stem = out / f"{task_id}-{budget}"
+            atomic_write_json(f"{stem}.commit.json", packet.commit)
+            atomic_write_text(f"{stem}.txt", packet.text)
+            done.append((packet, f"{stem}.commit.json"))
+    return done

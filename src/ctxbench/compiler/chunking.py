@@ -1,17 +1,20 @@
 """Split an artifact into structural chunks, each a byte range of the source.
 
 Markdown by sections (with the enclosing headings as context), Python by top-level
-definitions via ``ast`` (large classes by method, with the class line as context), JSON
-objects by top-level key, YAML/TOML/INI by top-level key or table, chat logs by message,
-everything else by blank-line blocks. Chunks are line-aligned (UTF-8 safe), contiguous and
-cover the whole artifact, so any byte belongs to exactly one chunk.
+definitions via ``ast`` (large classes by method, with the class line as context; a file
+``ast`` cannot parse, or that makes it recurse too deep, falls back to blank-line blocks),
+JSON and YAML by nesting (small sibling keys grouped, a large value split into its
+children with the enclosing key lines as context, so each chunk keeps its key path),
+TOML/INI by table, chat logs by message, other text by the sections under its headings
+(Markdown ``#``, setext or reStructuredText underlines, manual-page upper-case lines,
+troff ``.SH``/``.SS``) when it has at least two, else by blank-line blocks. Chunks are
+line-aligned (UTF-8 safe), contiguous and cover the whole artifact, so any byte belongs
+to exactly one chunk.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -133,7 +136,9 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 def _python(lines: _Lines) -> list[_Piece]:
     try:
         tree = ast.parse("".join(lines.text))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # Hostile or broken input (deeply nested expressions recurse in the parser):
+        # fall back to plain blocks rather than fail the whole index.
         return _blocks(lines, 0, len(lines))
     starts: list[int] = []
     labels: list[str] = []
@@ -163,38 +168,78 @@ def _python(lines: _Lines) -> list[_Piece]:
     return out
 
 
-def _json(lines: _Lines) -> list[_Piece]:
-    text = "".join(lines.text)
-    decoder = json.JSONDecoder()
-    i = len(text) - len(text.lstrip())
-    if not text.startswith("{", i):
-        return _blocks(lines, 0, len(lines))
-    line_of = _line_index(text)
-    starts: list[int] = []
-    pos = i + 1
-    try:
-        while True:
-            while pos < len(text) and text[pos] in " \t\r\n,":
-                pos += 1
-            if pos >= len(text) or text[pos] == "}":
-                break
-            starts.append(line_of(pos))
-            _, pos = decoder.raw_decode(text, pos)
-            while text[pos] in " \t\r\n:":
-                pos += 1
-            _, pos = decoder.raw_decode(text, pos)
-    except (ValueError, IndexError):
-        return _blocks(lines, 0, len(lines))
-    return _split_by_starts(starts[1:], len(lines))  # the brace stays with the first key
+_KEY = re.compile(
+    r"""^\s*(?:-\s+)?(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s:#"'{}\[\],][^:#]*?))\s*:"""
+)
 
 
-def _line_index(text: str) -> Callable[[int], int]:
-    newlines = [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" \t"))
 
-    def line_of(pos: int) -> int:
-        return bisect.bisect_right(newlines, pos)
 
-    return line_of
+def _nested(lines: _Lines) -> list[_Piece]:
+    """JSON or YAML by nesting (indentation): see the module docstring."""
+    depth = [_indent(t) if t.strip() else -1 for t in lines.text]
+    out: list[_Piece] = []
+
+    def block_end(i: int, hi: int) -> int:
+        # A line owns the following lines that are blank or indented deeper; a closing
+        # bracket at the same indent belongs to it too.
+        j = i + 1
+        while j < hi and (depth[j] < 0 or depth[j] > depth[i]):
+            j += 1
+        if j < hi and depth[j] == depth[i] and lines.text[j].strip()[:1] in "}]":
+            j += 1
+        return j
+
+    def label_of(context: tuple[int, ...], i: int) -> str:
+        keys = []
+        for n in (*context, i):
+            m = _KEY.match(lines.text[n])
+            if m:
+                keys.append(next(g for g in m.groups() if g is not None).strip())
+        return ".".join(keys)
+
+    def split(lo: int, hi: int, context: tuple[int, ...]) -> None:
+        siblings: list[tuple[int, int]] = []
+        i = lo
+        while i < hi:
+            j = block_end(i, hi) if depth[i] >= 0 else i + 1
+            siblings.append((i, j))
+            i = j
+        group: tuple[int, int] | None = None
+        for a, b in siblings:
+            size = lines.offsets[b] - lines.offsets[a]
+            if size > MAX_CHUNK_BYTES and b - a > 2:
+                if group:
+                    out.append(_Piece(group[0], group[1], context, label_of(context, group[0])))
+                    group = None
+                out.append(_Piece(a, a + 1, context, label_of(context, a)))
+                split(a + 1, b, (*context, a))
+                continue
+            if group and lines.offsets[b] - lines.offsets[group[0]] <= _BLOCK_TARGET:
+                group = (group[0], b)
+                continue
+            if group:
+                out.append(_Piece(group[0], group[1], context, label_of(context, group[0])))
+            group = (a, b)
+        if group:
+            out.append(_Piece(group[0], group[1], context, label_of(context, group[0])))
+
+    split(0, len(lines), ())
+    # A key line alone (its value split below it) joins the chunk that follows it.
+    merged: list[_Piece] = []
+    for piece in out:
+        if merged and merged[-1].end_line - merged[-1].start_line == 1 \
+                and merged[-1].end_line == piece.start_line and \
+                lines.offsets[piece.end_line] - lines.offsets[merged[-1].start_line] <= \
+                MAX_CHUNK_BYTES:
+            head = merged.pop()
+            context = tuple(c for c in piece.context if c != head.start_line)
+            merged.append(_Piece(head.start_line, piece.end_line, context, piece.label))
+            continue
+        merged.append(piece)
+    return merged
 
 
 _CONFIG_KEY = re.compile(r"^(\[[^\]]+\]|[A-Za-z0-9_\"'][^:=#]*[:=])")
@@ -233,13 +278,67 @@ def _per_line(lines: _Lines) -> list[_Piece]:
     return [_Piece(i, i + 1) for i in range(len(lines)) if not lines.blank(i)]
 
 
+_UNDERLINE = re.compile(r"^([=\-~^*+#])\1{2,}\s*$")
+_CAPS_HEADING = re.compile(r"^[A-Z][A-Z0-9 /&()-]{2,40}$")
+_TROFF_HEADING = re.compile(r"^\.(SH|SS|Sh|Ss)\b")
+_UNDERLINE_LEVEL = {"=": 1, "-": 2}
+
+
+def _text_headings(lines: _Lines) -> list[tuple[int, int]]:
+    """(line, level) of headings in plain text: Markdown ``#``, setext or reStructuredText
+    underlines, manual-page style upper-case lines at the left margin, and troff
+    ``.SH``/``.SS`` (``.Sh``/``.Ss`` in mdoc) section macros."""
+    found: list[tuple[int, int]] = []
+    in_fence = False
+    texts = lines.text
+    for i, text in enumerate(texts):
+        if _FENCE.match(text):
+            in_fence = not in_fence
+            continue
+        if in_fence or not text.strip():
+            continue
+        atx = _MD_HEADING.match(text)
+        if atx:
+            found.append((i, len(atx.group(1))))
+            continue
+        troff = _TROFF_HEADING.match(text)
+        if troff:
+            found.append((i, 1 if troff.group(1) in ("SH", "Sh") else 2))
+            continue
+        following = texts[i + 1] if i + 1 < len(texts) else ""
+        under = _UNDERLINE.match(following)
+        if under and not _UNDERLINE.match(text) and \
+                len(following.strip()) >= 0.6 * len(text.strip()):
+            found.append((i, _UNDERLINE_LEVEL.get(under.group(1), 3)))
+        elif _CAPS_HEADING.match(text.rstrip("\r\n")):
+            found.append((i, 1))
+    return found
+
+
 def _plain(lines: _Lines) -> list[_Piece]:
-    return _blocks(lines, 0, len(lines))
+    """Sections under detected headings (with the enclosing ones as context), else blocks."""
+    headings = _text_headings(lines)
+    if len(headings) < 2:
+        return _blocks(lines, 0, len(lines))
+    pieces: list[_Piece] = []
+    stack: list[tuple[int, int]] = []
+    start, label = 0, ""
+    context: tuple[int, ...] = ()
+    for i, level in headings:
+        if i > start:
+            pieces.append(_Piece(start, i, context, label))
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        context = tuple(line for _, line in stack)
+        stack.append((level, i))
+        start, label = i, lines.text[i].strip()
+    pieces.append(_Piece(start, len(lines), context, label))
+    return pieces
 
 
 _BY_SUFFIX: dict[str, Callable[[_Lines], list[_Piece]]] = {
-    ".md": _markdown, ".markdown": _markdown, ".py": _python, ".json": _json,
-    ".yaml": _config, ".yml": _config, ".toml": _config, ".ini": _config, ".cfg": _config,
+    ".md": _markdown, ".markdown": _markdown, ".py": _python, ".json": _nested,
+    ".yaml": _nested, ".yml": _nested, ".toml": _config, ".ini": _config, ".cfg": _config,
     ".jsonl": _per_line, ".ndjson": _per_line,
 }
 
@@ -260,7 +359,7 @@ def chunker_for(path: str, kind: str) -> str:
 
 
 _CHUNKERS: dict[str, Callable[[_Lines], list[_Piece]]] = {
-    "markdown": _markdown, "python": _python, "json": _json, "config": _config,
+    "markdown": _markdown, "python": _python, "nested": _nested, "config": _config,
     "chat": _chat, "per_line": _per_line, "plain": _plain,
 }
 

@@ -24,7 +24,7 @@ from ctxbench import __version__
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
     GAP_MARKER,
-    RENDER_TEMPLATE,
+    RENDER_TEMPLATES,
     Excerpt,
     excerpt_header,
     merge_ranges,
@@ -145,7 +145,8 @@ def external_context_problem(
                         f"and end at line boundaries")
             for line in _range_lines(data, a, b):
                 (whole if line.endswith("\n") else tails).add(line)
-    headers = tuple(excerpt_header(excerpt) for excerpt, _ in excerpts)
+    headers = tuple(excerpt_header(excerpt, template) for excerpt, _ in excerpts
+                    for template in RENDER_TEMPLATES)
     tails_longest = sorted(tails, key=len, reverse=True)
     seen: set[str] = set()
     i, size = 0, len(context)
@@ -240,9 +241,10 @@ def _verify(
         _check(ranges[-1][1] <= len(data), f"{where}: byte range beyond the end of the file")
         excerpt = Excerpt(item["artifact_id"], item["path"], item["classification"],
                           item["source_blake3"], ranges)
-        parts.append(render_excerpt(excerpt, data))
+        if commit["template"] in RENDER_TEMPLATES:
+            parts.append(render_excerpt(excerpt, data, commit["template"]))
         read.append((excerpt, data))
-    if commit["template"] == RENDER_TEMPLATE:
+    if commit["template"] in RENDER_TEMPLATES:
         text = "".join(parts)
     else:
         _check(context is not None,

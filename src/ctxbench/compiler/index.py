@@ -48,7 +48,7 @@ class ContextIndex:
         chunk_artifact: np.ndarray,
         terms: np.ndarray,
         offsets: np.ndarray,
-        mapper: TermMapper,
+        vocab: dict[str, int],
         source_bytes: int,
     ) -> None:
         self.corpus = corpus
@@ -57,8 +57,7 @@ class ContextIndex:
         self.chunk_artifact = chunk_artifact
         self._terms = terms
         self._offsets = offsets
-        self._mapper = mapper
-        self._vocab = mapper.vocab
+        self._vocab = vocab
         self._source_bytes = source_bytes
         self._position = {a.artifact_id: i for i, a in enumerate(corpus.artifacts)}
         self._views: OrderedDict[str, PolicyView] = OrderedDict()
@@ -103,8 +102,71 @@ class ContextIndex:
         terms = np.concatenate(term_arrays) if term_arrays else np.zeros(0, dtype=np.int32)
         return cls(
             corpus, tokenizer, tuple(chunks), np.asarray(owners, dtype=np.int32),
-            terms, offsets, mapper, total,
+            terms, offsets, mapper.vocab, total,
         )
+
+    @classmethod
+    def load_or_build(
+        cls, corpus: Corpus, tokenizer: Tokenizer, *, cache: bool = True
+    ) -> ContextIndex:
+        """The index from the on-disk cache when it holds this corpus (else built and saved).
+
+        See :mod:`ctxbench.compiler.index_cache` for the key, the location and the checks.
+        """
+        if not cache:
+            return cls.build(corpus, tokenizer)
+        from ctxbench.compiler.index_cache import load_index, save_index
+
+        found = load_index(corpus, tokenizer)
+        if found is not None:
+            return found
+        index = cls.build(corpus, tokenizer)
+        save_index(index)
+        return index
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The index's data as arrays (what the cache stores; no source text)."""
+        context_counts = np.asarray([len(c.context) for c in self.chunks], dtype=np.int64)
+        contexts = [r for c in self.chunks for r in c.context]
+        vocab = sorted(self._vocab, key=self._vocab.__getitem__)
+        return {
+            "chunk_artifact": self.chunk_artifact,
+            "bounds": np.asarray([(c.start, c.end) for c in self.chunks], dtype=np.int64)
+            .reshape(-1, 2),
+            "context_counts": context_counts,
+            "contexts": np.asarray(contexts, dtype=np.int64).reshape(-1, 2),
+            "labels": np.frombuffer("\n".join(c.label.replace("\n", " ") for c in self.chunks)
+                                    .encode("utf-8"), dtype=np.uint8),
+            "terms": self._terms,
+            "offsets": self._offsets,
+            "vocab": np.frombuffer("\n".join(vocab).encode("utf-8"), dtype=np.uint8),
+            "source_bytes": np.asarray([self._source_bytes], dtype=np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, corpus: Corpus, tokenizer: Tokenizer,
+                    arrays: dict[str, np.ndarray]) -> ContextIndex:
+        """Rebuild an index from :meth:`arrays` (the caller has checked their integrity)."""
+        owners = arrays["chunk_artifact"].astype(np.int32)
+        bounds = arrays["bounds"].tolist()
+        counts = arrays["context_counts"].tolist()
+        contexts = [tuple(r) for r in arrays["contexts"].tolist()]
+        labels = arrays["labels"].tobytes().decode("utf-8").split("\n")
+        if len(bounds) != len(owners) or len(counts) != len(owners) or \
+                (len(owners) > 0 and len(labels) != len(owners)):
+            raise ValueError("chunk arrays disagree in length")
+        chunks: list[Chunk] = []
+        at = 0
+        artifacts = corpus.artifacts
+        for n, ((start, end), count) in enumerate(zip(bounds, counts, strict=True)):
+            artifact = artifacts[int(owners[n])]
+            chunks.append(Chunk(artifact.artifact_id, artifact.blake3, start, end,
+                                tuple(contexts[at:at + count]), labels[n]))
+            at += count
+        words = arrays["vocab"].tobytes().decode("utf-8")
+        vocab = {t: i for i, t in enumerate(words.split("\n"))} if words else {}
+        return cls(corpus, tokenizer, tuple(chunks), owners, arrays["terms"],
+                   arrays["offsets"], vocab, int(arrays["source_bytes"][0]))
 
     # -- statistics ------------------------------------------------------------------------
 
@@ -152,10 +214,11 @@ class ContextIndex:
         ids = {self._vocab[t] for t in identifier_terms(query) if t in self._vocab}
         return np.asarray(sorted(ids), dtype=np.int32)
 
-    def term_ids(self, text: str) -> set[int]:
-        """Distinct known term ids of ``text`` (raw terms looked up, normalized once)."""
-        raw = self._mapper.known
-        return {raw.get(t, -1) for t in raw_terms(text)}
+    def query_weights(self, query: str, policy: Policy) -> dict[str, float]:
+        """Each known query term with its idf over the chunks ``policy`` permits."""
+        terms = sorted({t for t in identifier_terms(query) if t in self._vocab})
+        ids = np.asarray([self._vocab[t] for t in terms], dtype=np.int32)
+        return dict(zip(terms, self.view(policy).idf(ids).tolist(), strict=True))
 
     def term_set(self, chunk_id: int) -> frozenset[int]:
         """The distinct term ids of a chunk (for near-duplicate detection)."""

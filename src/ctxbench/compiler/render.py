@@ -1,6 +1,16 @@
-"""The fixed packet template: one header line per excerpt, then its text, then a blank line.
+"""The fixed packet templates: one header line per excerpt, then its text, then a blank line.
 
-Template ``ctxbench.render.v1`` (byte for byte)::
+Template ``ctxbench.render.v2`` (the default; byte for byte)::
+
+    ==> <path> <==
+    <text of the first range>
+    [...]
+    <text of the next range, when ranges are not adjacent>
+    <blank line>
+
+The header names only the path: the artifact id, classification, digest and byte ranges
+are in the context commit, so a packet spends its tokens on evidence. Template
+``ctxbench.render.v1`` (still rendered for commits that name it)::
 
     [excerpt artifact=<id> path=<path> classification=<class> bytes=<s>-<e>[,<s>-<e>...]]
     <text of the first range>
@@ -25,13 +35,16 @@ from ctxbench.core import blake3_hex
 __all__ = [
     "GAP_MARKER",
     "RENDER_TEMPLATE",
+    "RENDER_TEMPLATES",
     "Excerpt",
     "merge_ranges",
     "packet_blake3",
     "render_excerpt",
 ]
 
-RENDER_TEMPLATE = "ctxbench.render.v1"
+RENDER_TEMPLATE_V1 = "ctxbench.render.v1"
+RENDER_TEMPLATE = "ctxbench.render.v2"
+RENDER_TEMPLATES = (RENDER_TEMPLATE_V1, RENDER_TEMPLATE)
 GAP_MARKER = "[...]\n"
 Range = tuple[int, int]
 
@@ -67,7 +80,10 @@ def merge_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
     return tuple(out)
 
 
-def excerpt_header(excerpt: Excerpt) -> str:
+def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:
+    """The excerpt's header line under ``template`` (v2 unless told otherwise)."""
+    if template == RENDER_TEMPLATE:
+        return f"==> {excerpt.path} <==\n"
     spans = ",".join(f"{a}-{b}" for a, b in excerpt.ranges)
     return (
         f"[excerpt artifact={excerpt.artifact_id} path={excerpt.path} "
@@ -89,9 +105,9 @@ def excerpt_body(data: bytes, ranges: Sequence[Range]) -> str:
     return body if body.endswith("\n") else body + "\n"
 
 
-def render_excerpt(excerpt: Excerpt, data: bytes) -> str:
+def render_excerpt(excerpt: Excerpt, data: bytes, template: str = RENDER_TEMPLATE) -> str:
     """One excerpt as it appears in the packet (header, body, blank line)."""
-    return excerpt_header(excerpt) + excerpt_body(data, excerpt.ranges) + "\n"
+    return excerpt_header(excerpt, template) + excerpt_body(data, excerpt.ranges) + "\n"
 
 
 def packet_blake3(text: str) -> str:

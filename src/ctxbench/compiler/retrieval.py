@@ -1,9 +1,12 @@
 """Lexical BM25 retrieval over chunks with identifier-aware terms (via ``bm25s``).
 
 Terms: words are split at camelCase, snake_case, digits and path separators, and the
-whole compound identifier is kept too, so ``tokenRefreshInterval``, ``token_refresh``
-and ``auth/token.py`` all match a query about "token refresh". English stopwords drop
-and plurals are folded by Harman's S-stemmer.
+whole compound identifier is kept too, with its underscores dropped, so
+``tokenRefreshInterval``, ``token_refresh``, ``TokenRefresh`` and ``auth/token.py`` all
+match a query about "token refresh" (and ``token_refresh`` matches ``TokenRefresh``
+whole). Numbers written with digit group separators (``5_000_000``, ``5,000,000``) also
+yield their plain digits (``5000000``). English stopwords drop and plurals are folded by
+Harman's S-stemmer.
 
 Policy first: a :class:`PolicyView` holds a BM25 index built only over the chunks the
 policy permits. A denied or disallowed chunk is therefore never scored, never ranked, and
@@ -33,6 +36,7 @@ _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # A word holding an underscore or a lower-to-upper step; the possessive lookahead fails
 # fast on plain words, which are most of any text.
 _COMPOUND = re.compile(r"\b(?=[A-Za-z0-9]*+_|[A-Za-z0-9_]*?[a-z0-9][A-Z])\w+")
+_GROUPED_NUMBER = re.compile(r"\b[0-9]{1,3}(?:,[0-9]{3})+\b")
 _STOP = frozenset(STOPWORDS_EN)
 
 
@@ -55,8 +59,11 @@ def s_stem(term: str) -> str:
 def raw_terms(text: str) -> list[str]:
     """Identifier parts plus whole compounds of ``text``, lowercased (not yet normalized)."""
     parts = _lower_all(_PART.findall(text))
-    compounds = [c.strip("_") for c in _lower_all(_COMPOUND.findall(text))]
-    return parts + compounds
+    compounds = _lower_all(_COMPOUND.findall(text))
+    if compounds:  # snake_case and CamelCase spellings of one identifier meet here
+        compounds = "\n".join(compounds).replace("_", "").split("\n")
+    numbers = [n.replace(",", "") for n in _GROUPED_NUMBER.findall(text)]
+    return parts + compounds + numbers
 
 
 def normalize_term(raw: str) -> str | None:
@@ -138,15 +145,25 @@ def bm25_model(terms: np.ndarray, lengths: np.ndarray, vocab_size: int) -> bm25s
 class PolicyView:
     """BM25 over the permitted chunks only; ``chunk_ids`` maps local rows to index chunks."""
 
-    __slots__ = ("_bm25", "chunk_ids")
+    __slots__ = ("_bm25", "_idf", "chunk_ids")
 
     def __init__(
         self, chunk_ids: np.ndarray, terms: np.ndarray, lengths: np.ndarray, vocab_size: int
     ) -> None:
         self.chunk_ids = chunk_ids
         self._bm25: bm25s.BM25 | None = None
+        self._idf = np.zeros(vocab_size, dtype=np.float32)
         if len(chunk_ids) and vocab_size and len(terms):
             self._bm25 = bm25_model(terms, lengths, vocab_size)
+            # Lucene idf over the permitted chunks, for weighting terms inside a chunk.
+            docs = np.bincount(np.unique(np.repeat(
+                np.arange(len(lengths), dtype=np.int64), lengths) * vocab_size
+                + terms.astype(np.int64)) % vocab_size, minlength=vocab_size)
+            self._idf = np.log1p((len(lengths) - docs + 0.5) / (docs + 0.5)).astype(np.float32)
+
+    def idf(self, query_ids: np.ndarray) -> np.ndarray:
+        """Lucene idf of each query term over the permitted chunks (0 where unseen)."""
+        return self._idf[query_ids] if len(query_ids) else np.zeros(0, dtype=np.float32)
 
     def scores(self, query_ids: np.ndarray) -> np.ndarray:
         """BM25 score of every permitted chunk (aligned with ``chunk_ids``)."""

@@ -1,31 +1,39 @@
-"""Choose excerpts under a token budget: coverage first, then relevance minus redundancy.
+"""Choose excerpts under a token budget: evidence windows first, widened by merit.
 
-``compiled`` works in four passes over the BM25 candidates of the permitted chunks:
+``compiled`` ranks the permitted chunks with BM25 and then works at line granularity
+inside the best ``CANDIDATES`` of them (see :mod:`ctxbench.compiler.evidence`):
 
-1. *coverage*: in score order, for each not-yet-covered artifact whose best chunk
-   scores at least ``RELATIVE_FLOOR`` of the top one (near-duplicates, term Jaccard >=
-   0.8, skipped): a focused snippet, the chunk's lines that match most query terms (up
-   to ``FOCUS_BYTES``), with the chunk's enclosing heading or signature;
-2. *fragments*: each covered artifact is widened to its whole chunk, best first;
-3. *whole artifacts*: each covered artifact is widened to its whole text when it is
-   small (<= ``WHOLE_MAX_BYTES``);
-4. *fill*: further fragments in score order, valued relevance minus ``LAMBDA`` times
-   their largest similarity to what is already chosen, while that value is at least
-   ``FILL_FLOOR`` (so a packet stops growing when what is left is barely relevant).
+* each candidate chunk scoring at least ``RELATIVE_FLOOR`` of the top one offers an
+  *opening*: its enclosing heading, signature or key path plus a window of
+  ``open_bytes`` around its densest query matches, valued at its relative BM25 score
+  times ``(1 - WINDOW_MIX) + WINDOW_MIX * (query weight the window holds / query weight)``;
+* an opened window offers a *widening* by ``open_bytes`` more of its chunk, valued at
+  the opening's value times ``GROW_DECAY`` per widening already taken;
+* actions are taken best first while they fit; near-duplicate chunks (term Jaccard >=
+  ``NEAR_DUPLICATE`` with a chosen one) are skipped within a file and valued at
+  ``DUPLICATE_DISCOUNT`` of their value across files, and an action is skipped when its
+  header or gap marker would take headers and separators past ``HEADER_SHARE`` of the
+  budget.
 
-So a small budget buys evidence from more artifacts, and a larger one more of each.
+So the strongest evidence is widened before a weaker file is opened, a small budget
+buys a few lines around the best matches and a large one whole chunks. ``open_bytes``
+adapts to the budget: ``BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET``, clamped to
+``[MIN_OPEN_BYTES, MAX_OPEN_BYTES]``. The packet stops when every opening and widening
+has been taken (the selection is complete) or nothing more fits; it does not pad.
 
-Every step checks the exact token count of the rendered packet (header + text of each
-excerpt, merged per artifact); a last recount of the whole packet trims from the end if
-a tokenizer is not additive across excerpt boundaries, so the budget is never exceeded.
+Costs are counted per added piece with the index's tokenizer (header, gap marker and
+text), then the whole packet is recounted exactly and trimmed from the last action if a
+tokenizer is not additive across pieces, so the budget is never exceeded.
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
 
+from ctxbench.compiler.evidence import QueryMatcher, Window, chunk_lines
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
@@ -38,15 +46,20 @@ from ctxbench.compiler.render import (
 )
 
 __all__ = [
-    "FILL_FLOOR",
-    "FOCUS_BYTES",
-    "LAMBDA",
+    "BYTES_PER_TOKEN",
+    "CANDIDATES",
+    "DUPLICATE_DISCOUNT",
+    "GROW_DECAY",
+    "HEADER_SHARE",
+    "MAX_OPEN_BYTES",
     "MIN_EXCERPT_TOKENS",
+    "MIN_OPEN_BYTES",
     "NAIVE_K",
     "NEAR_DUPLICATE",
     "RELATIVE_FLOOR",
     "TOP_N",
-    "WHOLE_MAX_BYTES",
+    "WINDOWS_PER_BUDGET",
+    "WINDOW_MIX",
     "Selection",
     "select_compiled",
     "select_full",
@@ -55,12 +68,21 @@ __all__ = [
 
 TOP_N = 100
 NAIVE_K = 5
-RELATIVE_FLOOR = 0.15
 NEAR_DUPLICATE = 0.8
-LAMBDA = 0.5
-FILL_FLOOR = 0.3
-WHOLE_MAX_BYTES = 6000
-FOCUS_BYTES = 240
+# Fitted on the development set (docs/compiler.md says which constant on which set).
+CANDIDATES = 40
+RELATIVE_FLOOR = 0.15
+WINDOW_MIX = 0.5
+GROW_DECAY = 0.75
+BYTES_PER_TOKEN = 3.5
+WINDOWS_PER_BUDGET = 6
+MIN_OPEN_BYTES = 160
+MAX_OPEN_BYTES = 800
+# A chunk nearly equal to a chosen one of another file (term Jaccard >= NEAR_DUPLICATE,
+# say sync and async twins) is valued at this share; within one file it is skipped.
+DUPLICATE_DISCOUNT = 0.5
+# Headers and gap markers after the first header may take at most this share of the budget.
+HEADER_SHARE = 0.1
 # A header line alone costs more than this, so with less room left nothing else fits.
 MIN_EXCERPT_TOKENS = 12
 
@@ -176,79 +198,12 @@ def _ranked(index: ContextIndex, policy: Policy, query: str) -> tuple[list[tuple
     return [(int(chunk_ids[i]), float(scores[hits[i]]) / top) for i in order], None
 
 
-def _jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+def _near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Term Jaccard similarity >= NEAR_DUPLICATE (it is at most the ratio of the sizes)."""
+    if min(len(a), len(b)) < NEAR_DUPLICATE * max(len(a), len(b)):
+        return False
     union = len(a | b)
-    return len(a & b) / union if union else 1.0
-
-
-def _focus(index: ContextIndex, chunk_id: int, wanted: set[int]) -> tuple[Range, ...]:
-    """The chunk's context plus the run of lines around its best-matching line."""
-    chunk = index.chunks[chunk_id]
-    data = index.source(int(index.chunk_artifact[chunk_id]))
-    lines: list[Range] = []
-    start = chunk.start
-    for line in data[chunk.start:chunk.end].splitlines(keepends=True):
-        lines.append((start, start + len(line)))
-        start += len(line)
-    hits = [len(wanted & index.term_ids(data[a:b].decode("utf-8", "replace"))) for a, b in lines]
-    best = max(range(len(lines)), key=lambda i: (hits[i], -i))
-    lo = hi = best
-    while True:  # grow towards the neighbour with more matches, within FOCUS_BYTES
-        options = [i for i in (lo - 1, hi + 1) if 0 <= i < len(lines)]
-        if not options:
-            break
-        step = max(options, key=lambda i: (hits[i], -i))
-        a, b = min(lo, step), max(hi, step)
-        if lines[b][1] - lines[a][0] > FOCUS_BYTES:
-            break
-        lo, hi = a, b
-    return merge_ranges((*chunk.context, (lines[lo][0], lines[hi][1])))
-
-
-def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
-    """The ``compiled`` strategy (see the module docstring)."""
-    ranked, reason = _ranked(index, policy, query)
-    packet = _Packet(index, budget)
-    chosen: list[frozenset[int]] = []
-
-    def similarity(chunk_id: int) -> float:
-        terms = index.term_set(chunk_id)
-        return max((_jaccard(terms, other) for other in chosen), default=0.0)
-
-    def fragment(chunk_id: int) -> tuple[Range, ...]:
-        chunk = index.chunks[chunk_id]
-        return merge_ranges((*chunk.context, (chunk.start, chunk.end)))
-
-    wanted = set(index.query_ids(query).tolist())
-    covering: list[int] = []
-    for chunk_id, relevance in ranked:  # 1. coverage
-        position = int(index.chunk_artifact[chunk_id])
-        if relevance < RELATIVE_FLOOR or packet.full():
-            break
-        if position in packet.ranges or similarity(chunk_id) >= NEAR_DUPLICATE:
-            continue
-        if packet.try_add(position, _focus(index, chunk_id, wanted)):
-            chosen.append(index.term_set(chunk_id))
-            covering.append(chunk_id)
-    for chunk_id in covering:  # 2. whole chunks
-        packet.try_add(int(index.chunk_artifact[chunk_id]), fragment(chunk_id))
-    for position in list(packet.order):  # 3. whole small artifacts
-        size = len(index.source(position))
-        if size <= WHOLE_MAX_BYTES:
-            packet.try_add(position, ((0, size),))
-    for chunk_id, relevance in ranked:  # 4. fill
-        if packet.full():
-            break
-        chunk = index.chunks[chunk_id]
-        position = int(index.chunk_artifact[chunk_id])
-        if packet.covers(position, (chunk.start, chunk.end)):
-            continue
-        sim = similarity(chunk_id)
-        if sim >= NEAR_DUPLICATE or relevance - LAMBDA * sim < FILL_FLOOR:
-            continue
-        if packet.try_add(position, fragment(chunk_id)):
-            chosen.append(index.term_set(chunk_id))
-    return packet.finish(reason or "nothing was selected")
+    return not union or len(a & b) / union >= NEAR_DUPLICATE
 
 
 def select_naive(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
@@ -270,3 +225,167 @@ def select_full(index: ContextIndex, policy: Policy) -> Selection:
         if size:
             packet.try_add(position, ((0, size),))
     return packet.finish("no artifact with text is permitted by the policy")
+
+
+def _subtract(ranges: tuple[Range, ...], covered: tuple[Range, ...]) -> list[Range]:
+    """The parts of ``ranges`` not inside ``covered`` (both sorted and merged)."""
+    out: list[Range] = []
+    for a, b in ranges:
+        cursor = a
+        for c, d in covered:
+            if d <= cursor or c >= b:
+                continue
+            if c > cursor:
+                out.append((cursor, c))
+            cursor = max(cursor, d)
+        if cursor < b:
+            out.append((cursor, b))
+    return out
+
+
+class _Draft:
+    """A ``compiled`` packet under construction: costs counted per added piece."""
+
+    def __init__(self, index: ContextIndex, budget: int) -> None:
+        self.index = index
+        self.budget = budget
+        self.packet = _Packet(index, budget)
+        self.estimate = 0
+        self.overhead = 0  # header and gap-marker tokens
+        self.first_header = 0
+        self.smallest_rejected: int | None = None
+
+    def room(self) -> int:
+        return self.budget - self.estimate
+
+    def add(self, position: int, ranges: tuple[Range, ...]) -> bool:
+        """Add ranges to the artifact's excerpt if the estimate still fits; True if added."""
+        packet = self.packet
+        before = packet.ranges.get(position)
+        merged = merge_ranges((*(before or ()), *ranges))
+        if merged == before:
+            return False
+        data = self.index.source(position)
+        pieces = _subtract(merged, before or ())
+        if packet.order and sum(b - a for a, b in pieces) > _MAX_BYTES_PER_TOKEN * self.room():
+            return False  # cannot fit whatever it counts to: skip the exact count
+        cost = sum(self.index.count(data[a:b].decode("utf-8", "replace")) for a, b in pieces)
+        overhead = (len(merged) - len(before or ((0, 0),))) * _GAP_TOKENS
+        if before is None:
+            overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
+        cost += overhead
+        if packet.order and overhead > 0 and \
+                self.overhead - self.first_header + overhead > HEADER_SHARE * self.budget:
+            return False  # another header or gap would crowd out evidence
+        if cost > self.room():
+            if before is None and (self.smallest_rejected is None or
+                                   cost < self.smallest_rejected):
+                self.smallest_rejected = cost
+            return False
+        packet.undo.append((position, before, self.estimate))
+        if before is None:
+            packet.order.append(position)
+        packet.ranges[position] = merged
+        packet.costs[position] = 0
+        self.estimate += cost
+        self.overhead += overhead
+        if len(packet.order) == 1 and before is None:
+            self.first_header = overhead
+        return True
+
+    def finish(self, empty_reason: str) -> Selection:
+        packet = self.packet
+        packet.total = 0
+        packet.costs = dict.fromkeys(packet.ranges, 0)
+        packet.smallest_rejected = self.smallest_rejected
+        return packet.finish(empty_reason)
+
+
+_GAP_TOKENS = 3  # "[...]\n" and the newline added before it
+# More bytes per token than text ever averages over a piece of lines (cl100k: about 4).
+_MAX_BYTES_PER_TOKEN = 12
+
+
+def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
+    """The ``compiled`` strategy (see the module docstring)."""
+    ranked, reason = _ranked(index, policy, query)
+    draft = _Draft(index, budget)
+    if not ranked:
+        return draft.finish(reason or "nothing was selected")
+    weights = index.query_weights(query, policy)
+    matcher = QueryMatcher(query, weights)
+    open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
+                                             BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
+    # Heap entries (-value, tie, candidate, widenings); widenings -1 marks a candidate not
+    # yet looked at, valued at its relevance, an upper bound of its value: it is evaluated
+    # only when it reaches the top (lazy greedy; the order is that of an eager pass).
+    heap: list[tuple[float, int, int, int]] = []
+    owners: list[int] = []
+    windows: dict[int, Window] = {}
+    values: dict[int, float] = {}
+    for chunk_id, relevance in ranked[:CANDIDATES]:
+        if relevance < RELATIVE_FLOOR:
+            break
+        heap.append((-relevance, len(owners), len(owners), -1))
+        owners.append(chunk_id)
+    heapq.heapify(heap)
+    chosen: list[tuple[int, frozenset[int], int]] = []  # (size, terms, artifact)
+    demoted: set[int] = set()
+    tie = len(owners)
+    while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
+        bound, _, n, widenings = heapq.heappop(heap)
+        chunk_id = owners[n]
+        chunk = index.chunks[chunk_id]
+        position = int(index.chunk_artifact[chunk_id])
+        if widenings < 0:
+            data = index.source(position)
+            lines = chunk_lines(data, chunk.start, chunk.end)
+            if not lines:
+                continue
+            window = Window.around_best(lines, matcher.line_weights(data, lines))
+            size = window.span()[1] - window.span()[0]
+            if size < open_bytes:
+                window.grow(open_bytes - size)
+            held = min(1.0, window.weight() / matcher.total) if matcher.total > 0 else 0.0
+            values[n] = -bound * ((1.0 - WINDOW_MIX) + WINDOW_MIX * held)
+            windows[n] = window
+            heapq.heappush(heap, (-values[n], n, n, 0))
+            continue
+        window = windows[n]
+        if widenings == 0:
+            terms = index.term_set(chunk_id)
+            size = len(terms)
+            low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE
+            twins = [owner for other_size, other, owner in chosen  # size bound first
+                     if low <= other_size <= high and _near_duplicate(terms, other)]
+            if position in twins:
+                continue
+            if twins and n not in demoted:  # a copy in another file: it may still be
+                demoted.add(n)               # evidence there, but after the original
+                values[n] *= DUPLICATE_DISCOUNT
+                heapq.heappush(heap, (-values[n], n, n, 0))
+                continue
+            added = draft.add(position, merge_ranges((*chunk.context, window.span())))
+            if not added:  # too big for what is left: the best line and the next one
+                small = Window.around_best(window.lines, window.weights)
+                small.grow(1)
+                added = draft.add(position, merge_ranges((*chunk.context, small.span())))
+                window = windows[n] = small
+            if not added:
+                continue
+            chosen.append((len(terms), terms, position))
+        else:
+            state = window.state()
+            span = window.grow(open_bytes)
+            if span is None:
+                continue
+            if not draft.add(position, (span,)):
+                window.restore(state)
+                span = window.grow(1)
+                if span is None or not draft.add(position, (span,)):
+                    continue
+        if not window.whole():
+            tie += 1
+            heapq.heappush(heap, (-values[n] * GROW_DECAY ** (widenings + 1), tie, n,
+                                  widenings + 1))
+    return draft.finish("nothing was selected")

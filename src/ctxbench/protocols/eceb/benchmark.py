@@ -158,7 +158,7 @@ def _tasks(top: Fields, by_id: dict[str, Artifact]) -> tuple[Task, ...]:
     seen: set[str] = set()
     for index, raw in enumerate(_arr(top, "tasks")):
         f = _item(top, "tasks", index, raw)
-        f.only((*_TASK, "expect_abstention"))
+        f.only((*_TASK, "expect_abstention", "evidence_markers"))
         f.require(_TASK)
         task_id = _id(f, "task_id")
         if task_id in seen:
@@ -195,10 +195,12 @@ def _tasks(top: Fields, by_id: dict[str, Artifact]) -> tuple[Task, ...]:
         abstain = f.boolean("expect_abstention", optional=True) or False
         if abstain and not terms:
             f.fail("answer_terms", "at least one term that expresses the abstention", [])
+        # ctxbench extension: optional exact evidence strings (docs/compiler.md).
+        markers = _strings(f, "evidence_markers") if "evidence_markers" in f.value else []
         out.append(Task(
             task_id, query, tuple(v for _, v in required), tuple(v for _, v in allowed),
             tuple(v for _, v in denied), ladder, minimum, regression,
-            tuple(v for _, v in terms), repetitions, abstain,
+            tuple(v for _, v in terms), repetitions, abstain, tuple(v for _, v in markers),
         ))
     return tuple(out)
 

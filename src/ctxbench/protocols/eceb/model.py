@@ -80,6 +80,9 @@ class Task:
     answer_terms: tuple[str, ...]
     required_repetitions: int
     expect_abstention: bool = False
+    # ctxbench extension (not in ECEB 0.1): exact strings whose presence in a packet
+    # shows that it holds the answer (``ctxbench compile evaluate``).
+    evidence_markers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

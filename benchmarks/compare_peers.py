@@ -1,0 +1,83 @@
+"""Peer comparison: the shipped strategies and the chunk-BM25 peer on the dev and held-out sets.
+
+Run: .venv/bin/python benchmarks/compare_peers.py [--sets dev,held-out] [--out DIR]
+
+It builds the corpora of benchmarks/devsets (copied from the pinned installed packages,
+SHA-256 checked), runs ``ctxbench compile evaluate``'s library function on each with
+``compiled``, ``naive_top_k`` and ``chunk_bm25``, and prints, per corpus and per set, the
+share of tasks whose packet holds every evidence marker at each budget, with required-
+artifact recall, header share, over-budget packets and restricted bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "devsets"))
+
+from devset import SPECS, build
+
+from ctxbench.compiler.evaluation import evaluate
+
+STRATEGIES = ("compiled", "naive_top_k", "chunk_bm25")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="dev,held-out")
+    parser.add_argument("--out", help="keep the built corpora and JSON reports here")
+    args = parser.parse_args()
+    wanted = set(args.sets.split(","))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(args.out or tmp)
+        os.environ.setdefault("CTXBENCH_CACHE_DIR", str(Path(tmp) / "cache"))
+        build(root)
+        totals: dict[tuple[str, str, int], list[int]] = {}
+        for spec_path in sorted(SPECS.glob("*.json")):
+            spec = json.loads(spec_path.read_text(encoding="utf-8"))
+            if spec["set"] not in wanted:
+                continue
+            name = spec["corpus"]
+            started = time.perf_counter()
+            report = evaluate(root / name / "benchmark.json", root / name / "corpus",
+                              strategies=STRATEGIES)
+            if args.out:
+                (root / name / "evaluation.json").write_text(
+                    json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
+            summary = report.summary()
+            print(f"\n### {name} ({spec['set']}, {len(spec['tasks'])} tasks, "
+                  f"{time.perf_counter() - started:.0f} s)\n")
+            print("| budget | " + " | ".join(STRATEGIES) + " |")
+            print("|---:|" + "---:|" * len(STRATEGIES))
+            for budget in report.budgets:
+                cells = []
+                for strategy in STRATEGIES:
+                    s = next(x for x in summary if x["strategy"] == strategy and
+                             x["budget"] == budget)
+                    cells.append(f"{s['answer_present_rate']:.0%} (recall "
+                                 f"{s['required_recall']:.2f}, headers "
+                                 f"{s['header_share']:.0%}, over {s['over_budget']}, "
+                                 f"restricted {s['restricted_bytes']})")
+                    key = (spec["set"], strategy, budget)
+                    got = totals.setdefault(key, [0, 0])
+                    got[0] += s["answer_present"]
+                    got[1] += s["tasks"]
+                print(f"| {budget} | " + " | ".join(cells) + " |")
+        for which in sorted({k[0] for k in totals}):
+            print(f"\n### {which}: answer present, all corpora\n")
+            print("| budget | " + " | ".join(STRATEGIES) + " |")
+            print("|---:|" + "---:|" * len(STRATEGIES))
+            for budget in sorted({k[2] for k in totals if k[0] == which}):
+                cells = [f"{totals[(which, s, budget)][0]}/{totals[(which, s, budget)][1]}"
+                         for s in STRATEGIES]
+                print(f"| {budget} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

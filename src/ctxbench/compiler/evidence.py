@@ -1,0 +1,154 @@
+"""Evidence windows: where inside a chunk the query's terms are densest, line by line.
+
+A :class:`QueryMatcher` turns a query into one regular expression over its retrieval terms
+(each raw spelling and its normalized form, weighted by the term's idf over the permitted
+chunks) and scores each line of a chunk by the idf of the distinct query terms it holds.
+A :class:`Window` starts at the best line (its own weight plus half of each neighbour's)
+and grows line by line towards the heavier neighbour; on a tie it takes two lines after
+for each line before, because an answer tends to follow the words that announce it (a
+comment, a heading, the name of a constant). Lines are byte ranges of the source, so a
+window is always a whole-line excerpt.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from ctxbench.compiler.retrieval import normalize_term, raw_terms
+
+__all__ = ["DEFINITION_BONUS", "QueryMatcher", "Window", "chunk_lines"]
+
+Range = tuple[int, int]
+_NEWLINE = re.compile(rb"\n")
+# A line that defines an identifier made only of query terms (``class IntervalIndex``,
+# ``def stream(``, ``MAX_URL_LENGTH =``, ``const maxSockets =``) is where code evidence
+# starts; its weight gains this multiple of those terms' weight. Fitted on the dev set.
+DEFINITION_BONUS = 3.0
+_DEFINITION = re.compile(
+    rb"^[ \t]*(?:(?:export[ \t]+)?(?:async[ \t]+)?(?:def|class|function|const|let|var|type"
+    rb"|interface|struct|fn)[ \t]+([A-Za-z_$][\w$]*)|([A-Za-z_][\w.]*)[ \t]*(?::[^=\n]*)?=(?!=))",
+    re.MULTILINE,
+)
+_NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def chunk_lines(data: bytes, start: int, end: int) -> list[Range]:
+    """The line ranges ``[a, b)`` (absolute byte offsets) of ``data[start:end]``."""
+    cuts = [start, *(m.end() for m in _NEWLINE.finditer(data, start, end))]
+    if cuts[-1] < end:
+        cuts.append(end)
+    return list(pairwise(cuts))
+
+
+class QueryMatcher:
+    """Weights of query terms and a single pass over a chunk to find them (see module)."""
+
+    __slots__ = ("_by_term", "_pattern", "_weight", "total")
+
+    def __init__(self, query: str, weight_of: dict[str, float]) -> None:
+        weights: dict[bytes, float] = {}
+        for raw in raw_terms(query):
+            norm = normalize_term(raw)
+            if norm is None or norm not in weight_of:
+                continue
+            for form in {raw, norm}:
+                if len(form) >= 2:
+                    weights[form.encode("utf-8")] = weight_of[norm]
+        self._weight = weights
+        self._by_term = weight_of
+        self.total = float(sum(weight_of.values()))
+        if weights:
+            # Longest first, so "tokenrefresh" wins over "token" at the same position.
+            alternatives = b"|".join(re.escape(w) for w in sorted(weights, key=len, reverse=True))
+            self._pattern: re.Pattern[bytes] | None = re.compile(alternatives)
+        else:
+            self._pattern = None
+
+    def line_weights(self, data: bytes, lines: list[Range]) -> list[float]:
+        """Per line: the summed weight of the distinct query terms it contains."""
+        out = [0.0] * len(lines)
+        if self._pattern is None or not lines:
+            return out
+        lo, hi = lines[0][0], lines[-1][1]
+        text = data[lo:hi].lower()
+        starts = [a - lo for a, _ in lines]
+        seen: set[tuple[int, bytes]] = set()
+        for m in self._pattern.finditer(text):
+            line = bisect_right(starts, m.start()) - 1
+            key = (line, m.group())
+            if key not in seen:
+                seen.add(key)
+                out[line] += self._weight[m.group()]
+        for m in _DEFINITION.finditer(data, lo, hi):
+            name = (m.group(1) or m.group(2)).decode("utf-8", "replace").rsplit(".", 1)[-1]
+            parts = [normalize_term(t.lower()) for t in _NAME_PART.findall(name)]
+            known = [t for t in parts if t is not None]
+            if known and all(t in self._by_term for t in known):
+                line = bisect_right(starts, m.start() - lo) - 1
+                out[line] += DEFINITION_BONUS * sum(self._by_term[t] for t in set(known))
+        return out
+
+    def empty(self) -> bool:
+        return self._pattern is None
+
+
+@dataclass(slots=True)
+class Window:
+    """A run of lines ``[lo, hi)`` of one chunk, grown around its best line."""
+
+    lines: list[Range]
+    weights: list[float]
+    lo: int = 0
+    hi: int = 0
+    _after: int = field(default=0)
+    _before: int = field(default=0)
+
+    @classmethod
+    def around_best(cls, lines: list[Range], weights: list[float]) -> Window:
+        n = len(weights)
+
+        def smoothed(i: int) -> float:
+            left = weights[i - 1] if i else 0.0
+            right = weights[i + 1] if i + 1 < n else 0.0
+            return weights[i] + 0.5 * (left + right)
+
+        best = max(range(n), key=lambda i: (smoothed(i), -i))
+        return cls(lines, weights, best, best + 1)
+
+    def state(self) -> tuple[int, int, int, int]:
+        return self.lo, self.hi, self._after, self._before
+
+    def restore(self, state: tuple[int, int, int, int]) -> None:
+        self.lo, self.hi, self._after, self._before = state
+
+    def whole(self) -> bool:
+        return self.lo == 0 and self.hi == len(self.lines)
+
+    def span(self) -> Range:
+        return self.lines[self.lo][0], self.lines[self.hi - 1][1]
+
+    def weight(self) -> float:
+        return float(sum(self.weights[self.lo:self.hi]))
+
+    def grow(self, nbytes: int) -> Range | None:
+        """Widen by at least one line and up to ``nbytes``; the new span, or None if whole."""
+        if self.whole():
+            return None
+        added = 0
+        while not self.whole() and (added == 0 or added < nbytes):
+            after = self.weights[self.hi] if self.hi < len(self.lines) else -1.0
+            before = self.weights[self.lo - 1] if self.lo > 0 else -1.0
+            take_after = after > before or (after == before and self._after <= 2 * self._before)
+            if take_after:
+                a, b = self.lines[self.hi]
+                self.hi += 1
+                self._after += 1
+            else:
+                a, b = self.lines[self.lo - 1]
+                self.lo -= 1
+                self._before += 1
+            added += b - a
+        return self.span()

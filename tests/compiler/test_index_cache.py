@@ -1,0 +1,63 @@
+"""The on-disk index cache: same index back, keyed by corpus, checked on load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from compiler_corpus import write_corpus
+
+from ctxbench.compiler import ContextIndex, Policy, compile_context, get_tokenizer
+from ctxbench.compiler.index_cache import cache_dir, cache_key, load_index, save_index
+
+QUERY = "token refresh rotation signing key"
+POLICY = Policy(("public", "internal"), ("a04",))
+
+
+@pytest.fixture(autouse=True)
+def _cache_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXBENCH_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache_dir() == tmp_path / "cache"
+    monkeypatch.delenv("CTXBENCH_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "ctxbench"
+
+
+def test_a_loaded_index_compiles_the_same_packets(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus", 12)
+    tokenizer = get_tokenizer()
+    built = ContextIndex.build(corpus, tokenizer)
+    assert load_index(corpus, tokenizer) is None
+    path = save_index(built)
+    assert path is not None and path.parent == tmp_path / "cache" / "index"
+    loaded = load_index(corpus, tokenizer)
+    assert loaded is not None and loaded.stats() == built.stats()
+    assert loaded.chunks == built.chunks
+    for strategy, budget in (("compiled", 200), ("naive_top_k", 300), ("compiled", 900)):
+        a = compile_context(built, query=QUERY, budget=budget, policy=POLICY, strategy=strategy)
+        b = compile_context(loaded, query=QUERY, budget=budget, policy=POLICY,
+                            strategy=strategy)
+        assert a.text == b.text and a.commit_id == b.commit_id
+    via = ContextIndex.load_or_build(corpus, tokenizer)
+    assert via.chunks == built.chunks
+
+
+def test_a_corrupt_or_foreign_entry_is_not_used(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus", 6)
+    tokenizer = get_tokenizer()
+    path = save_index(ContextIndex.build(corpus, tokenizer))
+    assert path is not None
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert load_index(corpus, tokenizer) is None
+    rebuilt = ContextIndex.load_or_build(corpus, tokenizer)  # rebuilt and rewritten
+    assert load_index(corpus, tokenizer) is not None
+    again = load_index(corpus, tokenizer)
+    assert again is not None and np.array_equal(rebuilt.chunk_artifact, again.chunk_artifact)
+    other = write_corpus(tmp_path / "other", 7)
+    assert cache_key(other, tokenizer) != cache_key(corpus, tokenizer)
