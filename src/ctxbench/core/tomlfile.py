@@ -15,7 +15,7 @@ from ctxbench.core.textfile import read_utf8
 __all__ = ["load_toml"]
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
-_LONG_NUMBER = re.compile(r"[0-9_]{%d,}" % (MAX_NUMBER_CHARS + 1))
+_LONG_NUMBER = re.compile("[0-9_]{" + str(MAX_NUMBER_CHARS + 1) + ",}")
 _OPENERS = re.compile(r"[\[{]")
 
 
