@@ -85,14 +85,14 @@ def locate(text: str) -> Problem | None:
             if stack:
                 stack[-1].expecting_key = False
         elif first == '"':
-            top = stack[-1] if stack else None
-            if top is not None and top.obj and top.expecting_key:
+            owner = stack[-1] if stack else None
+            if owner is not None and owner.obj and owner.expecting_key:
                 key = _decode_key(token)
-                top.key = key
-                if key in top.keys:
+                owner.key = key
+                if key in owner.keys:
                     return problem(match.start(), "each key at most once in an object",
                                    "a duplicate key")
-                top.keys.add(key)
+                owner.keys.add(key)
         elif token in _NON_FINITE:
             return problem(match.start(), "finite JSON numbers",
                            f"the non-finite number {token}")
