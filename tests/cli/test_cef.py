@@ -83,7 +83,7 @@ def test_validate_lists_every_error(tmp_path: Path, capsys: pytest.CaptureFixtur
                                "{", json.dumps(base_record(condition="x"))]) + "\n")
     assert ctxbench("cef", "validate", str(path)) == 2
     err = capsys.readouterr().err
-    assert f"{path}:2: replicate: expected an integer >= 0" in err
+    assert f"{path}:2: replicate: expected an integer in [0, 9007199254740991]" in err
     assert f"{path}:3: expected valid JSON" in err
     assert f"{path}:4: condition: expected one of raw" in err
     assert ctxbench("cef", "validate", str(path), "--max-errors", "1") == 2

@@ -18,7 +18,7 @@ from ctxbench.protocols.cef.prereg import (
     load_preregistration,
     with_overrides,
 )
-from ctxbench.protocols.cef.records import fast_valid, parse_trial
+from ctxbench.protocols.cef.records import check_trial
 from ctxbench.protocols.cef.report import finalize
 from ctxbench.protocols.cef.table import TableBuilder, TrialTable
 
@@ -59,11 +59,9 @@ def read_table(paths: Sequence[str | os.PathLike[str]], *, baseline: str = "raw"
     builder = TableBuilder()
     for path in paths:
         for item in iter_jsonl(path):
-            if fast_valid(item.value, baseline):
-                builder.add_record(item.value, item.path, item.line)
-            else:
-                builder.add(parse_trial(item.value, path=item.path, line=item.line,
-                                        baseline=baseline))
+            # The one validator of cef validate; it raises the first error of a record.
+            check_trial(item.value, path=item.path, line=item.line, baseline=baseline)
+            builder.add_record(item.value, item.path, item.line)
     return builder.build()
 
 
