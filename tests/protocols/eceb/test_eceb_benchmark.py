@@ -78,7 +78,7 @@ CASES = [
     (_set("/tasks/0/budget_ladder", []), "/tasks/0/budget_ladder: expected at least one"),
     (_set("/tasks/0/budget_ladder", [256.0]), "/tasks/0/budget_ladder/0: expected an integer"),
     (_set("/tasks/0/required_repetitions", 0),
-     "/tasks/0/required_repetitions: expected an integer >= 1, got the integer 0"),
+     "/tasks/0/required_repetitions: expected an integer in [1, 10000], got the integer 0"),
     (_set("/tasks/0/minimum_quality_milli", 1001),
      "/tasks/0/minimum_quality_milli: expected an integer in [0, 1000]"),
     (_set("/tasks/0/required_artifacts", ["nope"]),
@@ -156,3 +156,18 @@ def test_mutated_task_fields_never_crash(index: int, field: str, value: Any) -> 
     doc["tasks"][index][field] = value
     with contextlib.suppress(InputError):
         parse_benchmark(doc, path="b.json")
+
+
+def test_required_repetitions_and_budgets_are_bounded() -> None:
+    doc = copy.deepcopy(SEED)
+    doc["tasks"][0]["required_repetitions"] = 10**12
+    with pytest.raises(InputError) as info:
+        parse_benchmark(doc, path="b.json")
+    assert str(info.value) == ("b.json: /tasks/0/required_repetitions: expected an integer in "
+                               "[1, 10000], got the integer 1000000000000")
+    doc["tasks"][0]["required_repetitions"] = 3
+    doc["tasks"][0]["budget_ladder"] = [256, 2**64]
+    with pytest.raises(InputError) as info:
+        parse_benchmark(doc, path="b.json")
+    assert str(info.value) == ("b.json: /tasks/0/budget_ladder/1: expected an integer in "
+                               "[1, 9007199254740991], got the integer 18446744073709551616")

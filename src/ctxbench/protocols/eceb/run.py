@@ -2,7 +2,9 @@
 
 Every number in a run is an integer: a float anywhere (even ``1.0``) is an error, so
 tokens, money (micro-USD), latency (ms) and quality (thousandths) are never rounded
-silently. Repetition numbers are one-based and unique per task, strategy and budget.
+silently, and none exceeds 2^53 - 1. Repetition numbers are one-based and unique per
+task, strategy and budget. Every observation goes through the same located checks
+(there is no separate fast path), so each rejection names its JSON pointer.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ctxbench.core.digests import HEX64
 from ctxbench.core.errors import PointerError, describe_value, pointer_join
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
+from ctxbench.core.limits import MAX_COUNT
 from ctxbench.protocols.eceb.benchmark import HEX_TEXT, ID_PATTERN, document_fields
 from ctxbench.protocols.eceb.model import (
     CLAIM_CLASSES,
@@ -99,10 +102,11 @@ def _scalars(top: Fields, name: str) -> dict[str, Any]:
     value = top.obj(name)
     assert value is not None
     for key, item in value.items():
-        if item is not None and not isinstance(item, str | int | bool):
+        if (item is not None and not isinstance(item, str | int | bool)) or (
+                type(item) is int and not -MAX_COUNT <= item <= MAX_COUNT):
             raise PointerError(top.path, pointer_join("", name, key),
-                               f"expected a string, integer, boolean or null, "
-                               f"got {describe_value(item)}")
+                               f"expected a string, an integer in [-{MAX_COUNT}, {MAX_COUNT}], "
+                               f"a boolean or null, got {describe_value(item)}")
     return dict(value)
 
 
@@ -130,13 +134,6 @@ def _observations(top: Fields) -> tuple[Observation, ...]:
         if not isinstance(raw, dict):
             raise PointerError(top.path, pointer,
                                f"expected a JSON object, got {describe_value(raw)}")
-        fast = _fast_observation(raw, index)
-        if fast is not None:
-            key = (fast.task_id, fast.strategy, fast.budget, fast.repetition)
-            if key not in seen:
-                seen[key] = index
-                out.append(fast)
-                continue
         f = Fields(raw, path=top.path, pointer=pointer)
         f.only(_OBS)
         f.require(_OBS)
@@ -147,8 +144,8 @@ def _observations(top: Fields) -> tuple[Observation, ...]:
                 f.fail("budget", "null for the full_permitted_context baseline", raw["budget"])
             budget = None
         else:
-            budget = f.integer("budget", minimum=1)
-        repetition = f.req_int("repetition", minimum=1)
+            budget = f.integer("budget", minimum=1, maximum=MAX_COUNT)
+        repetition = f.req_int("repetition", minimum=1, maximum=MAX_COUNT)
         key = (task_id, strategy, budget, repetition)
         if key in seen:
             f.fail("repetition", f"a repetition number not already used by "
@@ -157,11 +154,11 @@ def _observations(top: Fields) -> tuple[Observation, ...]:
         selected = _selected(f, pointer)
         out.append(Observation(
             task_id=task_id, strategy=strategy, budget=budget, repetition=repetition,
-            input_tokens=f.req_int("input_tokens", minimum=0),
-            output_tokens=f.req_int("output_tokens", minimum=0),
-            input_cost_micro_usd=f.req_int("input_cost_micro_usd", minimum=0),
-            output_cost_micro_usd=f.req_int("output_cost_micro_usd", minimum=0),
-            latency_ms=f.req_int("latency_ms", minimum=0),
+            input_tokens=f.req_int("input_tokens", minimum=0, maximum=MAX_COUNT),
+            output_tokens=f.req_int("output_tokens", minimum=0, maximum=MAX_COUNT),
+            input_cost_micro_usd=f.req_int("input_cost_micro_usd", minimum=0, maximum=MAX_COUNT),
+            output_cost_micro_usd=f.req_int("output_cost_micro_usd", minimum=0, maximum=MAX_COUNT),
+            latency_ms=f.req_int("latency_ms", minimum=0, maximum=MAX_COUNT),
             quality_milli=f.req_int("quality_milli", minimum=0, maximum=1000),
             answer=f.req_string("answer", nonblank=False),
             selected_artifacts=selected,
@@ -169,58 +166,6 @@ def _observations(top: Fields) -> tuple[Observation, ...]:
             index=index,
         ))
     return tuple(out)
-
-
-_OBS_SET = frozenset(_OBS)
-_INTS = ("input_tokens", "output_tokens", "input_cost_micro_usd", "output_cost_micro_usd",
-         "latency_ms")
-
-
-def _fast_observation(raw: dict[str, Any], index: int) -> Observation | None:
-    """The observation when every field is plainly valid; None sends it to the located checks.
-
-    Runs hold hundreds of thousands of observations, so the common case is checked with
-    direct type tests; anything unusual takes the slow path, which names the problem.
-    """
-    if raw.keys() != _OBS_SET:
-        return None
-    task_id, strategy, budget = raw["task_id"], raw["strategy"], raw["budget"]
-    repetition, quality, answer = raw["repetition"], raw["quality_milli"], raw["answer"]
-    if type(task_id) is not str or not task_id.strip() or strategy not in STRATEGIES:
-        return None
-    if strategy == "full_permitted_context":
-        if budget is not None:
-            return None
-    elif type(budget) is not int or budget < 1:
-        return None
-    if type(repetition) is not int or repetition < 1 or type(quality) is not int \
-            or not 0 <= quality <= 1000 or type(answer) is not str:
-        return None
-    for name in _INTS:
-        value = raw[name]
-        if type(value) is not int or value < 0:
-            return None
-    context = raw["context_blake3"]
-    if type(context) is not str or HEX64.fullmatch(context) is None:
-        return None
-    selected_raw = raw["selected_artifacts"]
-    if type(selected_raw) is not list:
-        return None
-    selected: list[Selected] = []
-    seen: set[str] = set()
-    for item in selected_raw:
-        if type(item) is not dict or len(item) != 2:
-            return None
-        artifact_id, digest = item.get("artifact_id"), item.get("blake3")
-        if type(artifact_id) is not str or not artifact_id.strip() or artifact_id in seen \
-                or type(digest) is not str or HEX64.fullmatch(digest) is None:
-            return None
-        seen.add(artifact_id)
-        selected.append(Selected(artifact_id, digest))
-    return Observation(task_id, strategy, budget, repetition, raw["input_tokens"],
-                       raw["output_tokens"], raw["input_cost_micro_usd"],
-                       raw["output_cost_micro_usd"], raw["latency_ms"], quality, answer,
-                       tuple(selected), context, index)
 
 
 def _hex(f: Fields, name: str) -> str:
