@@ -271,10 +271,7 @@ def mutate(seed: bytes, fmt: str, cls: str, rng: random.Random) -> Mutation | No
     """One mutation of ``seed`` (format ``json``, ``jsonl`` or ``toml``) of class ``cls``."""
     if cls in _BYTES:
         return Mutation(_BYTES[cls](seed, rng, fmt), cls, _forbidden(cls, fmt, seed))
-    if fmt == "toml":
-        data = _toml(cls, seed, rng)
-    else:
-        data = _on_json(seed, fmt, rng, _STRUCT[cls])
+    data = _toml(cls, seed, rng) if fmt == "toml" else _on_json(seed, fmt, rng, _STRUCT[cls])
     if data is None or data == seed:
         return None
     return Mutation(data, cls, _forbidden(cls, fmt, seed))

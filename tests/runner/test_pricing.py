@@ -63,7 +63,8 @@ def test_reasoning_rate_may_differ(tmp_path: Path) -> None:
      'ctxbench.pricing-snapshot.v1, got the string "v0"'),
     ({"rates_usd_per_million": {"uncached_input": -1, "cached_input": 0, "cache_write": 0,
                                 "output": 1}},
-     "p.json: /rates_usd_per_million/uncached_input: expected a number >= 0, got the "
+     "p.json: /rates_usd_per_million/uncached_input: expected a number in "
+     "[0, 9007199254740991], got the "
      "integer -1"),
     ({"source_reference": ""}, 'p.json: /source_reference: expected a non-blank string, got '
      'the string ""'),

@@ -14,7 +14,7 @@ from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext, compile_context
 from ctxbench.compiler.tokenizers import get_tokenizer
-from ctxbench.core import InputError, load_json_document, read_utf8
+from ctxbench.core import InputError, IntegrityError, load_json_document, read_utf8
 
 __all__ = ["benchmark_index", "compile_benchmark_task", "compile_directory", "verify_commit_file"]
 
@@ -93,8 +93,12 @@ def verify_commit_file(
     if context_path is not None:
         # Exact text: newline translation would change the bytes the commit digests.
         context = read_utf8(context_path)
-    verify_commit(
-        commit, corpus_dir, tokenizer=get_tokenizer(tokenizer) if tokenizer else None,
-        context_text=context,
-    )
+    try:
+        verify_commit(
+            commit, corpus_dir, tokenizer=get_tokenizer(tokenizer) if tokenizer else None,
+            context_text=context,
+        )
+    except IntegrityError as exc:
+        # Name the file the user gave; the commit checks only know "the context commit".
+        raise IntegrityError(f"{commit_path}: {exc}") from exc
     return commit

@@ -30,6 +30,7 @@ from ctxbench.core import (
     load_json_document,
     usd_to_micro,
 )
+from ctxbench.core.limits import MAX_COUNT
 
 __all__ = ["SELF_HOSTED_REFERENCE", "PricingSnapshot", "Rates", "cost_micro",
            "load_pricing_snapshot"]
@@ -102,8 +103,9 @@ def _rates(f: Fields, field: str) -> Rates:
     assert obj is not None
     r = f.child(field, obj)
     r.only({*_RATE_NAMES, "reasoning"})
-    values = {name: usd_to_micro(r.req_number(name, minimum=0)) for name in _RATE_NAMES}
-    reasoning = r.number("reasoning", minimum=0, optional=True)
+    values = {name: usd_to_micro(r.req_number(name, minimum=0, maximum=MAX_COUNT))
+              for name in _RATE_NAMES}
+    reasoning = r.number("reasoning", minimum=0, maximum=MAX_COUNT, optional=True)
     return Rates(**values, reasoning=values["output"] if reasoning is None
                  else usd_to_micro(reasoning))
 
@@ -127,7 +129,7 @@ def load_pricing_snapshot(path: str | Path) -> PricingSnapshot:
             f.child("tiers", {}).fail(str(index), "a JSON object", item)
         t = Fields(item, path=shown, pointer=f"/tiers/{index}")
         t.only({"above_prompt_tokens", "rates_usd_per_million"})
-        threshold = t.req_int("above_prompt_tokens", minimum=0)
+        threshold = t.req_int("above_prompt_tokens", minimum=0, maximum=MAX_COUNT)
         if tiers and threshold <= tiers[-1][0]:
             t.fail("above_prompt_tokens", f"a threshold above the previous tier's "
                    f"({tiers[-1][0]})", threshold)

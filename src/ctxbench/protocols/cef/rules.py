@@ -229,6 +229,22 @@ def _container(name: str, kind: str, *, nullable: bool = False) -> Rule:
                 required=False, nullable=nullable)
 
 
+def _ints_bounded(value: Any) -> bool:
+    """True when no integer inside ``value`` (raw provider usage) exceeds ``MAX_COUNT``."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        kind = type(item)
+        if kind is int:
+            if not -MAX_COUNT <= item <= MAX_COUNT:
+                return False
+        elif kind is dict:
+            todo.extend(item.values())
+        elif kind is list:
+            todo.extend(item)
+    return True
+
+
 def _all_fields_ok(rules: tuple[Rule, ...], label: str) -> Callable[[dict[str, Any]], bool]:
     """One function that is True exactly when every rule of ``rules`` holds (generated)."""
     lines = [f"def _all_{label}(obj):", "    get = obj.get"]
@@ -266,7 +282,10 @@ _AFTER_CONDITION: tuple[Rule, ...] = (
 _OPTIONAL: tuple[Rule, ...] = (
     _integer("cached_input_tokens", 0, required=False),
     _integer("cache_write_tokens", 0, required=False),
-    _container("provider_usage", "object", nullable=True),
+    Rule("provider_usage", "object",
+         f"a JSON object with every integer in [-{MAX_COUNT}, {MAX_COUNT}] or null",
+         f"((type(v) is dict and {_constant(lambda v: _ints_bounded(v))}(v)) or v is None)",
+         required=False, nullable=True),
     _number("compile_ms", 0, nullable=True, required=False),
     _string("strategy", nonblank=False, nullable=True, required=False),
     _integer("budget", 1, nullable=True, required=False),
