@@ -284,7 +284,7 @@ _OPTIONAL: tuple[Rule, ...] = (
     _integer("cache_write_tokens", 0, required=False),
     Rule("provider_usage", "object",
          f"a JSON object with every integer in [-{MAX_COUNT}, {MAX_COUNT}] or null",
-         f"((type(v) is dict and {_constant(lambda v: _ints_bounded(v))}(v)) or v is None)",
+         f"((type(v) is dict and {_constant(_ints_bounded)}(v)) or v is None)",
          required=False, nullable=True),
     _number("compile_ms", 0, nullable=True, required=False),
     _string("strategy", nonblank=False, nullable=True, required=False),
