@@ -1,7 +1,10 @@
 """ctxbench.core: errors, strict JSON(L), canonical JSON, digests, atomic writes, usage, money.
 
-This layer imports nothing else of ctxbench.
+This layer imports nothing else of ctxbench. ``derive_rng``/``derive_seed`` (numpy) are
+imported on first use, so importing the error tree (as every CLI start does) stays light.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core.applog import AppendOnlyLog, torn_tail
 from ctxbench.core.atomic import (
@@ -35,7 +38,6 @@ from ctxbench.core.errors import (
 from ctxbench.core.fields import MISSING, Fields
 from ctxbench.core.jsonl import JsonLine, TornLineError, iter_jsonl, load_json_document, read_jsonl
 from ctxbench.core.money import micro_to_usd, usd_to_micro
-from ctxbench.core.rng import derive_rng, derive_seed
 from ctxbench.core.textfile import read_utf8
 from ctxbench.core.tomlfile import load_toml
 from ctxbench.core.usage import TokenUsage
@@ -80,3 +82,14 @@ __all__ = [
     "torn_tail",
     "usd_to_micro",
 ]
+
+if TYPE_CHECKING:
+    from ctxbench.core.rng import derive_rng, derive_seed
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("derive_rng", "derive_seed"):
+        from ctxbench.core import rng
+
+        return getattr(rng, name)
+    raise AttributeError(f"module 'ctxbench.core' has no attribute {name!r}")
