@@ -295,3 +295,12 @@ def test_cr_only_files_are_split_the_same_way_by_validate_and_analyze(tmp_path: 
         read_table([path])
     assert str(info.value) == str(errors[0])
     assert "lone CR" in str(errors[0])
+
+
+def test_budgeted_conditions_sort_by_budget_as_a_number() -> None:
+    from ctxbench.protocols.cef.rules import condition_order_key
+
+    names = ["compiled@2048", "compiled@256", "naive_top_k@512", "compiled@1024", "compiled",
+             "full"]
+    assert sorted(names, key=condition_order_key) == [
+        "compiled", "compiled@256", "compiled@1024", "compiled@2048", "full", "naive_top_k@512"]

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from ctxbench.core.errors import InputError, clip
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.records import ENTROLY_CONDITIONS
+from ctxbench.protocols.cef.rules import condition_order_key
 from ctxbench.protocols.cef.table import StratumKey, TrialTable
 
 __all__ = ["PAIRING_KEY", "STRATUM_KEY", "ExclusionResult", "Pairing", "pair_trials"]
@@ -91,7 +92,7 @@ def _matrix(table: TrialTable, prereg: Preregistration,
     if all(c in ENTROLY_CONDITIONS for c in observed):
         rest = [c for c in ENTROLY_CONDITIONS if c in observed and c != baseline]
     else:
-        rest = sorted(c for c in observed if c != baseline)
+        rest = sorted((c for c in observed if c != baseline), key=condition_order_key)
     if not rest:
         raise InputError(f"{_files(table)}: expected at least one condition besides the baseline "
                          f"{baseline!r}, got none")

@@ -50,6 +50,7 @@ __all__ = [
     "Rule",
     "attempt_records",
     "check_record",
+    "condition_order_key",
 ]
 
 ENTROLY_SCHEMA = "entroly.context-efficiency-trial.v1"
@@ -80,6 +81,20 @@ CONDITION_SLUG = re.compile(r"[a-z0-9][a-z0-9_.@+-]{0,63}")
 CONDITION_SLUG_TEXT = "a condition slug matching ^[a-z0-9][a-z0-9_.@+-]{0,63}$"
 COMMIT_ID = re.compile(r"ctx_[0-9a-f]{16,}")
 COMMIT_TEXT = "ctx_ followed by at least 16 lowercase hex digits"
+
+_BUDGETED = re.compile(r"(.*)@([0-9]+)")
+
+
+def condition_order_key(condition: str) -> tuple[str, int, str]:
+    """Sort key for condition slugs: a budget after ``@`` sorts as a number.
+
+    ``compiled@256`` comes before ``compiled@1024`` (as strings it would come after).
+    """
+    match = _BUDGETED.fullmatch(condition)
+    if match is None:
+        return (condition, -1, "")
+    return (match.group(1), int(match.group(2)), condition)
+
 
 REQUIRED_FIELDS = (
     "schema_version", "workload", "workload_version", "task_id", "provider", "model",
