@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import re
@@ -151,11 +150,20 @@ def test_arbitrary_documents_fail_only_with_input_errors(doc: dict[str, Any]) ->
 
 @given(st.integers(0, len(SEED["tasks"]) - 1), st.sampled_from(sorted(SEED["tasks"][0])),
        _json)
-def test_mutated_task_fields_never_crash(index: int, field: str, value: Any) -> None:
+def test_mutated_task_fields_are_accepted_or_rejected_with_a_pointer(
+        index: int, field: str, value: Any) -> None:
     doc = copy.deepcopy(SEED)
     doc["tasks"][index][field] = value
-    with contextlib.suppress(InputError):
-        parse_benchmark(doc, path="b.json")
+    try:
+        benchmark = parse_benchmark(doc, path="b.json")
+    except InputError as exc:
+        # Every rejection names the task's JSON pointer (or the field under it).
+        assert str(exc).startswith(f"b.json: /tasks/{index}"), str(exc)
+        assert len(str(exc)) < 2100
+    else:
+        task = benchmark.tasks[index]
+        assert task.task_id == doc["tasks"][index]["task_id"]
+        assert getattr(task, field) is not None or field == "denied_artifacts"
 
 
 def test_required_repetitions_and_budgets_are_bounded() -> None:
