@@ -42,8 +42,9 @@ def main() -> int:
     print(f"inputs: {tally.inputs:,} (runs: {tally.runs:,}, reader + CLI) in {seconds:.0f} s")
     for name in ("accepted", "rejected", *FAILURES):
         print(f"  {name}: {tally.counts[name]:,}")
-    print(f"  rejections located by line or pointer: "
-          f"{tally.counts['rejected'] - tally.whole_file:,}; whole-file (naming the file): "
+    print(f"  rejections located by file:line or JSON pointer: "
+          f"{tally.counts['rejected'] - tally.whole_file:,}; by file and field only "
+          f"(TOML specs, whose reader has no line numbers) or whole file: "
           f"{tally.whole_file:,}")
     print("per class (rejected / accepted):")
     for cls in sorted(CLASSES):

@@ -86,7 +86,7 @@ def _located(message: str, shown: str) -> str:
     first = message.split("\n", 1)[0]
     if re.search(r":\d+: ", first):
         return "line"
-    if re.search(r": /\S*: ", first):
+    if first.startswith(shown + ": /") or re.search(r": /\S*: ", first):
         return "pointer"
     if shown in first:
         return "file"
@@ -102,6 +102,9 @@ def _judge(message: str, shown: str, cls: str, tally: Tally, context: str) -> st
         return "unlocated"
     if where == "file":
         tally.whole_file += 1
+        examples = tally.examples.setdefault("whole_file", [])
+        if len(examples) < 5:
+            examples.append(f"{context}: {lines[0][:300]}")
     return "rejected"
 
 
