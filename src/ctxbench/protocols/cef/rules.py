@@ -262,13 +262,17 @@ def _ints_bounded(value: Any) -> bool:
 
 def _all_fields_ok(rules: tuple[Rule, ...], label: str) -> Callable[[dict[str, Any]], bool]:
     """One function that is True exactly when every rule of ``rules`` holds (generated)."""
-    lines = [f"def _all_{label}(obj):", "    get = obj.get"]
+    lines = [f"def _all_{label}(obj):", "    get = obj.get", "    try:"]
     for rule in rules:
-        lines.append(f"    v = get({rule.name!r}, MISSING)")
         if rule.required:
-            lines.append(f"    if not {rule.test}: return False")
+            # A missing required field raises KeyError: not valid (the rules say why).
+            lines.append(f"        v = obj[{rule.name!r}]")
+            lines.append(f"        if not {rule.test}: return False")
         else:
-            lines.append(f"    if v is not MISSING and not {rule.test}: return False")
+            lines.append(f"        v = get({rule.name!r}, MISSING)")
+            lines.append(f"        if v is not MISSING and not {rule.test}: return False")
+    lines.append("    except KeyError:")
+    lines.append("        return False")
     lines.append("    return True")
     scope: dict[str, Any] = {}
     exec("\n".join(lines), _NAMESPACE, scope)
