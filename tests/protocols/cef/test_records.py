@@ -304,3 +304,13 @@ def test_budgeted_conditions_sort_by_budget_as_a_number() -> None:
              "full"]
     assert sorted(names, key=condition_order_key) == [
         "compiled", "compiled@256", "compiled@1024", "compiled@2048", "full", "naive_top_k@512"]
+
+
+def test_an_empty_trial_file_is_named(tmp_path: Path) -> None:
+    from ctxbench.protocols.cef.api import read_table
+
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"\n\n")
+    with pytest.raises(InputError) as info:
+        read_table([path])
+    assert str(info.value) == f"{path}: expected at least one trial record, got none"
