@@ -208,3 +208,39 @@ def test_schema_and_validator_agree_on_mutated_eceb_runs() -> None:
         else:
             agree += 1
     assert agree > 200
+
+
+def test_schema_and_validator_agree_on_mutated_preregistrations() -> None:
+    from ctxbench.protocols.cef.prereg import parse_preregistration
+
+    from .kinds import _prereg_json
+
+    seed = json.loads(_prereg_json())
+    validator = _validator("ctxbench.cef-prereg.v1")
+    assert validator.is_valid(seed)
+    rng = random.Random(3)
+    accepted = rejected = 0
+    for _ in range(400):
+        doc = copy.deepcopy(seed)
+        for _ in range(rng.randint(1, 2)):
+            target = doc
+            if rng.random() < 0.3:
+                nested = [k for k, v in doc.items() if isinstance(v, dict) and v]
+                if nested:
+                    target = doc[rng.choice(nested)]
+            target[rng.choice(sorted(target))] = rng.choice(_VALUES)
+        schema_ok = validator.is_valid(doc)
+        try:
+            parse_preregistration(doc, path="p.json")
+        except InputError as exc:
+            rejected += 1
+            if schema_ok:
+                # Beyond the schema: rules between settings.
+                assert any(rule in str(exc) for rule in (
+                    "includes the baseline", "other than the baseline", "listed in conditions",
+                    "at most once", "strictly between 0 and 1", "[0, 1)",
+                    "the baseline and at least one other")), str(exc)
+        else:
+            accepted += 1
+            assert schema_ok, f"preregistration accepted by ctxbench, rejected by the schema: {doc}"
+    assert accepted > 20 and rejected > 200
