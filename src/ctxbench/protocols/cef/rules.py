@@ -25,6 +25,18 @@ from ctxbench.core.digests import HEX64, sha256_hex
 from ctxbench.core.errors import InputError
 from ctxbench.core.fields import MISSING, Fields
 from ctxbench.core.limits import MAX_COUNT
+from ctxbench.core.ruletable import (
+    Rule,
+    all_fields_ok,
+    constant,
+    container_rule,
+    enum_rule,
+    integer_rule,
+    ints_bounded,
+    number_rule,
+    pattern_rule,
+    string_rule,
+)
 
 __all__ = [
     "ATTEMPT_FIELDS",
@@ -142,194 +154,56 @@ class AttemptRecord:
 # -- the declarative description --------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One field: its JSON type (``kind``), bounds or choices, and what an error expects.
-
-    ``kind`` is one of string, integer, number, enum, pattern, object, array. ``test`` is
-    the rule as a Python expression over ``v`` (built from the other attributes); ``ok``
-    is that expression compiled, and the whole-record check of each format is the
-    conjunction of its rules' expressions compiled into one function, so the valid path
-    and the error path apply the same rules.
-    """
-
-    name: str
-    kind: str
-    expected: str
-    test: str
-    required: bool = True
-    nullable: bool = False
-    nonblank: bool = False
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
-    pattern: re.Pattern[str] | None = None
-
-    @property
-    def ok(self) -> Callable[[Any], bool]:
-        return _compiled_test(self)
-
-
-_NAMESPACE: dict[str, Any] = {"MISSING": MISSING}
-
-
-def _constant(value: Any) -> str:
-    """Register a constant (a set, a compiled pattern) for generated code; return its name."""
-    name = f"_k{len(_NAMESPACE)}"
-    _NAMESPACE[name] = value
-    return name
-
-
-_TESTS: dict[int, Callable[[Any], bool]] = {}
-
-
-def _compiled_test(rule: Rule) -> Callable[[Any], bool]:
-    key = id(rule)
-    if key not in _TESTS:
-        _TESTS[key] = eval(f"lambda v: {rule.test}", _NAMESPACE)
-    return _TESTS[key]
-
-
-def _or_null(text: str, nullable: bool) -> str:
-    return text + " or null" if nullable else text
-
-
-def _expr(test: str, nullable: bool) -> str:
-    return f"({test} or v is None)" if nullable else f"({test})"
-
-
-def _string(name: str, *, nonblank: bool = True, nullable: bool = False,
-            required: bool = True) -> Rule:
-    test = 'type(v) is str and v != "" and not v.isspace()' if nonblank else "type(v) is str"
-    text = "a non-blank string" if nonblank else "a string"
-    return Rule(name, "string", _or_null(text, nullable), _expr(test, nullable), required,
-                nullable, nonblank)
-
-
-def _integer(name: str, lo: int | None, hi: int | None = MAX_COUNT, *,
-             nullable: bool = False, required: bool = True) -> Rule:
-    low = -MAX_COUNT if lo is None else lo
-    high = MAX_COUNT if hi is None else hi
-    test = f"type(v) is int and {low} <= v <= {high}"
-    text = "an integer" if lo is None and hi is None else f"an integer in [{low}, {high}]"
-    return Rule(name, "integer", _or_null(text, nullable), _expr(test, nullable), required,
-                nullable, minimum=low, maximum=high)
-
-
-def _number(name: str, lo: float, hi: float = MAX_COUNT, *, nullable: bool = False,
-            required: bool = True) -> Rule:
-    test = f"(type(v) is float or type(v) is int) and {lo!r} <= v <= {hi!r}"
-    text = f"a number in [{lo:g}, {hi:g}]" if hi != MAX_COUNT else f"a number in [{lo:g}, {hi}]"
-    return Rule(name, "number", _or_null(text, nullable), _expr(test, nullable), required,
-                nullable, minimum=lo, maximum=hi)
-
-
-def _enum(name: str, choices: tuple[str, ...]) -> Rule:
-    members = _constant(frozenset(choices))
-    return Rule(name, "enum", "one of " + ", ".join(choices),
-                f"(type(v) is str and v in {members})", choices=choices)
-
-
-def _pattern(name: str, pattern: re.Pattern[str], text: str, *, nullable: bool = False) -> Rule:
-    match = _constant(pattern.fullmatch)
-    test = f"type(v) is str and {match}(v) is not None"
-    return Rule(name, "pattern", _or_null(text, nullable), _expr(test, nullable),
-                nullable=nullable, pattern=pattern)
-
-
-def _container(name: str, kind: str, *, nullable: bool = False) -> Rule:
-    python = "dict" if kind == "object" else "list"
-    text = "a JSON object" if kind == "object" else "a JSON array"
-    return Rule(name, kind, _or_null(text, nullable), _expr(f"type(v) is {python}", nullable),
-                required=False, nullable=nullable)
-
-
-def _ints_bounded(value: Any) -> bool:
-    """True when no integer inside ``value`` (raw provider usage) exceeds ``MAX_COUNT``."""
-    todo = [value]
-    while todo:
-        item = todo.pop()
-        kind = type(item)
-        if kind is int:
-            if not -MAX_COUNT <= item <= MAX_COUNT:
-                return False
-        elif kind is dict:
-            todo.extend(item.values())
-        elif kind is list:
-            todo.extend(item)
-    return True
-
-
-def _all_fields_ok(rules: tuple[Rule, ...], label: str) -> Callable[[dict[str, Any]], bool]:
-    """One function that is True exactly when every rule of ``rules`` holds (generated)."""
-    lines = [f"def _all_{label}(obj):", "    get = obj.get", "    try:"]
-    for rule in rules:
-        if rule.required:
-            # A missing required field raises KeyError: not valid (the rules say why).
-            lines.append(f"        v = obj[{rule.name!r}]")
-            lines.append(f"        if not {rule.test}: return False")
-        else:
-            lines.append(f"        v = get({rule.name!r}, MISSING)")
-            lines.append(f"        if v is not MISSING and not {rule.test}: return False")
-    lines.append("    except KeyError:")
-    lines.append("        return False")
-    lines.append("    return True")
-    scope: dict[str, Any] = {}
-    exec("\n".join(lines), _NAMESPACE, scope)
-    function: Callable[[dict[str, Any]], bool] = scope[f"_all_{label}"]
-    return function
-
-
 _COMMON: tuple[Rule, ...] = (
-    *(_string(name) for name in STRING_FIELDS),
-    _enum("usage_source", USAGE_SOURCES),
-    _enum("cost_source", COST_SOURCES),
-    _enum("outcome", OUTCOMES),
-    _string("error_type", nonblank=False, nullable=True),
-    _pattern("context_sha256", HEX64, "64 lowercase hex digits"),
-    _string("response_text", nonblank=False, nullable=True),
-    _pattern("response_sha256", HEX64, "64 lowercase hex digits", nullable=True),
-    _integer("replicate", 0),
+    *(string_rule(name) for name in STRING_FIELDS),
+    enum_rule("usage_source", USAGE_SOURCES),
+    enum_rule("cost_source", COST_SOURCES),
+    enum_rule("outcome", OUTCOMES),
+    string_rule("error_type", nonblank=False, nullable=True),
+    pattern_rule("context_sha256", HEX64, "64 lowercase hex digits"),
+    string_rule("response_text", nonblank=False, nullable=True),
+    pattern_rule("response_sha256", HEX64, "64 lowercase hex digits", nullable=True),
+    integer_rule("replicate", 0),
 )
 _AFTER_CONDITION: tuple[Rule, ...] = (
-    *(_number(name, 0, 1) for name in _SCORES),
-    *(_integer(name, 0) for name in TOKEN_FIELDS),
-    _number("billed_cost_usd", 0),
-    _number("latency_ms", 0),
-    _pattern("context_commit_id", COMMIT_ID, COMMIT_TEXT, nullable=True),
+    *(number_rule(name, 0, 1) for name in _SCORES),
+    *(integer_rule(name, 0) for name in TOKEN_FIELDS),
+    number_rule("billed_cost_usd", 0),
+    number_rule("latency_ms", 0),
+    pattern_rule("context_commit_id", COMMIT_ID, COMMIT_TEXT, nullable=True),
 )
 _OPTIONAL: tuple[Rule, ...] = (
-    _integer("cached_input_tokens", 0, required=False),
-    _integer("cache_write_tokens", 0, required=False),
+    integer_rule("cached_input_tokens", 0, required=False),
+    integer_rule("cache_write_tokens", 0, required=False),
     Rule("provider_usage", "object",
          f"a JSON object with every integer in [-{MAX_COUNT}, {MAX_COUNT}] or null",
-         f"((type(v) is dict and {_constant(_ints_bounded)}(v)) or v is None)",
+         f"((type(v) is dict and {constant(ints_bounded)}(v)) or v is None)",
          required=False, nullable=True),
-    _number("compile_ms", 0, nullable=True, required=False),
-    _string("strategy", nonblank=False, nullable=True, required=False),
-    _integer("budget", 1, nullable=True, required=False),
-    _integer("condition_order", 0, required=False),
-    _string("run_id", required=False),
-    _container("attempts", "array"),
+    number_rule("compile_ms", 0, nullable=True, required=False),
+    string_rule("strategy", nonblank=False, nullable=True, required=False),
+    integer_rule("budget", 1, nullable=True, required=False),
+    integer_rule("condition_order", 0, required=False),
+    string_rule("run_id", required=False),
+    container_rule("attempts", "array"),
 )
 #: Every field rule of each format, in the order errors are reported.
 FIELD_RULES: dict[str, tuple[Rule, ...]] = {
-    ENTROLY_SCHEMA: (*_COMMON, _enum("condition", ENTROLY_CONDITIONS), *_AFTER_CONDITION),
-    CTXBENCH_SCHEMA: (*_COMMON, _pattern("condition", CONDITION_SLUG, CONDITION_SLUG_TEXT),
+    ENTROLY_SCHEMA: (*_COMMON, enum_rule("condition", ENTROLY_CONDITIONS), *_AFTER_CONDITION),
+    CTXBENCH_SCHEMA: (*_COMMON, pattern_rule("condition", CONDITION_SLUG, CONDITION_SLUG_TEXT),
                       *_AFTER_CONDITION, *_OPTIONAL),
 }
 #: The rules of one element of ``attempts`` (ctxbench.trial.v1).
 ATTEMPT_RULES: tuple[Rule, ...] = (
-    _integer("attempt", 1),
-    _enum("outcome", OUTCOMES),
-    _string("error_type", nonblank=False, nullable=True),
-    _integer("http_status", 0, 999, nullable=True),
-    *(_integer(name, 0) for name in ("context_tokens", "output_tokens", "reasoning_tokens")),
-    _number("billed_cost_usd", 0),
-    _number("latency_ms", 0),
-    _string("provider_request_id", nullable=True),
+    integer_rule("attempt", 1),
+    enum_rule("outcome", OUTCOMES),
+    string_rule("error_type", nonblank=False, nullable=True),
+    integer_rule("http_status", 0, 999, nullable=True),
+    *(integer_rule(name, 0) for name in ("context_tokens", "output_tokens", "reasoning_tokens")),
+    number_rule("billed_cost_usd", 0),
+    number_rule("latency_ms", 0),
+    string_rule("provider_request_id", nullable=True),
 )
-_SCHEMA_RULE = _enum("schema_version", SCHEMAS)
+_SCHEMA_RULE = enum_rule("schema_version", SCHEMAS)
 
 
 # -- the validator ----------------------------------------------------------------------
@@ -340,9 +214,9 @@ def _pairs(rules: tuple[Rule, ...]) -> tuple[tuple[str, Callable[[Any], bool]], 
 
 
 _PAIRS = {schema: _pairs(rules) for schema, rules in FIELD_RULES.items()}
-_ALL_OK = {schema: _all_fields_ok(rules, schema.split(".")[0])
+_ALL_OK = {schema: all_fields_ok(rules, schema.split(".")[0])
            for schema, rules in FIELD_RULES.items()}
-_ATTEMPT_OK = _all_fields_ok(ATTEMPT_RULES, "attempt")
+_ATTEMPT_OK = all_fields_ok(ATTEMPT_RULES, "attempt")
 _BY_NAME = {schema: {rule.name: rule for rule in rules} for schema, rules in FIELD_RULES.items()}
 _ATTEMPT_PAIRS = _pairs(ATTEMPT_RULES)
 _ATTEMPT_BY_NAME = {rule.name: rule for rule in ATTEMPT_RULES}
