@@ -409,3 +409,38 @@ def test_any_line_with_a_duplicated_key_is_rejected(
     assert str(info.value) == (
         f"t.jsonl:2: {pointer}: expected each key at most once in an object, got a duplicate key"
     )
+
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10, 10), st.text(max_size=4))
+_doc = st.recursive(_leaf, lambda inner: st.one_of(
+    st.lists(inner, min_size=1, max_size=3),
+    st.dictionaries(st.text(max_size=4), inner, min_size=1, max_size=3)), max_leaves=12)
+
+
+@given(doc=st.dictionaries(st.text(max_size=4), _doc, min_size=1, max_size=4),
+       data=st.data(), token=st.sampled_from(["NaN", "Infinity", "-Infinity"]))
+def test_a_non_finite_number_is_located_by_line_and_pointer(
+        doc: dict[str, object], data: st.DataObject, token: str) -> None:
+    from ctxbench.core.jsonl import loads_strict
+
+    paths: list[tuple[object, ...]] = []
+
+    def walk(value: object, prefix: tuple[object, ...]) -> None:
+        items = value.items() if isinstance(value, dict) else (
+            enumerate(value) if isinstance(value, list) else ())
+        for key, item in items:
+            paths.append((*prefix, key))
+            walk(item, (*prefix, key))
+
+    walk(doc, ())
+    path = data.draw(st.sampled_from(paths))
+    target: object = doc
+    for part in path[:-1]:
+        target = target[part]  # type: ignore[index]
+    target[path[-1]] = "\x00MARK"  # type: ignore[index]
+    text = json.dumps(doc, indent=1).replace('"\\u0000MARK"', token, 1)
+    with pytest.raises(FieldError) as info:
+        loads_strict(text, path="d.json", line=None)
+    pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    assert info.value.field == pointer
+    assert info.value.line == text[: text.index(token)].count("\n") + 1
