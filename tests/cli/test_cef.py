@@ -83,7 +83,7 @@ def test_validate_lists_every_error(tmp_path: Path, capsys: pytest.CaptureFixtur
                                "{", json.dumps(base_record(condition="x"))]) + "\n")
     assert ctxbench("cef", "validate", str(path)) == 2
     err = capsys.readouterr().err
-    assert f"{path}:2: replicate: expected an integer >= 0" in err
+    assert f"{path}:2: replicate: expected an integer in [0, 9007199254740991]" in err
     assert f"{path}:3: expected valid JSON" in err
     assert f"{path}:4: condition: expected one of raw" in err
     assert ctxbench("cef", "validate", str(path), "--max-errors", "1") == 2
@@ -109,3 +109,27 @@ def test_render_refuses_other_documents(tmp_path: Path,
     path.write_text('{"schema_version": "other"}')
     assert ctxbench("cef", "render", str(path)) == 2
     assert "expected a ctxbench.cef-report.v1 report" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("change", [{"condition": ["raw"]}, {"usage_source": ["x"]},
+                                    {"replicate": 2**64}])
+def test_analyze_and_validate_report_the_same_located_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, object]) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(base_record()) + "\n" + json.dumps(base_record(**change)) + "\n")
+    assert ctxbench("cef", "validate", str(path)) == 2
+    validate_err = capsys.readouterr().err
+    assert ctxbench("cef", "analyze", str(path)) == 2
+    analyze_err = capsys.readouterr().err
+    assert validate_err == analyze_err
+    assert analyze_err.startswith(f"ctxbench: error: {path}:2: ")
+    assert "Traceback" not in analyze_err
+
+
+def test_analysis_settings_next_to_a_preregistration_are_a_usage_error(
+        example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ctxbench("cef", "analyze", "trials.jsonl", "--prereg", "prereg.toml",
+                    "--bootstrap-samples", "10", "--unit", "task") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxbench: error: --bootstrap-samples, --unit: a supplied "
+                          "preregistration may not be overridden from the command line")

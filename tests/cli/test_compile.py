@@ -60,7 +60,7 @@ def test_verify_fails_closed_after_a_byte_changes(
     code, out, err = _run(["compile", "verify", str(commit_path), "--corpus", str(corpus)],
                           capsys)
     assert code == 2 and out == ""
-    assert err.startswith("ctxbench: error: context commit: excerpt 0 (")
+    assert err.startswith(f"ctxbench: error: {commit_path}: context commit: excerpt 0 (")
     assert "does not match source_blake3 (the source changed)" in err
 
 

@@ -35,9 +35,22 @@ def test_log_survives_reopen(tmp_path: Path) -> None:
 
 
 def test_close_is_idempotent(tmp_path: Path) -> None:
+    import os
+
     log = AppendOnlyLog(tmp_path / "t.jsonl")
+    log.append({"a": 1})
+    fd = log._fd
     log.close()
-    log.close()
+    # The descriptor is really closed (a second close must not close a reused number).
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    reused = os.open(tmp_path / "other", os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        log.close()
+        assert os.fstat(reused).st_size == 0  # still open: the second close left it alone
+    finally:
+        os.close(reused)
+    assert (tmp_path / "t.jsonl").read_bytes() == b'{"a":1}\n'
 
 
 def test_nan_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

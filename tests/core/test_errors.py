@@ -50,7 +50,7 @@ def test_describe_value_every_json_type(value: object, text: str) -> None:
 
 def test_describe_value_truncates_long_strings_at_60_characters() -> None:
     assert describe_value("x" * 60) == 'the string "' + "x" * 60 + '"'
-    assert describe_value("y" * 61) == 'the string "' + "y" * 60 + '..."'
+    assert describe_value("y" * 61) == 'the string "' + "y" * 60 + '..." (61 characters)'
 
 
 def test_field_error_renders_file_line_field() -> None:
@@ -169,3 +169,21 @@ def test_field_error_names_an_empty_field() -> None:
     assert str(FieldError("t.jsonl", 2, "", "each key at most once", got_text="a duplicate")) == (
         "t.jsonl:2: : expected each key at most once, got a duplicate"
     )
+
+
+def test_every_error_line_is_bounded_and_says_how_long_it_was() -> None:
+    from ctxbench.core.errors import CtxbenchError, FieldError, PointerError
+    from ctxbench.core.limits import MAX_MESSAGE_CHARS
+
+    huge = "k" * 10**6
+    err = FieldError("t.jsonl", 3, huge, "no such field", got_text=huge)
+    text = str(err)
+    assert len(text) <= MAX_MESSAGE_CHARS + 40
+    assert text.startswith("t.jsonl:3: " + "k" * 200 + "... (1000000 characters):")
+    assert text.endswith("(1000000 characters)") or "characters)" in text[-40:]
+    pointer = PointerError("d.json", "/" + huge, "expected x, got y")
+    assert str(pointer) == "d.json: /" + "k" * 199 + "... (1000001 characters): expected x, got y"
+    plain = CtxbenchError("a\n" + "b" * 5000)
+    assert str(plain) == "a\n" + "b" * MAX_MESSAGE_CHARS + "... (5000 characters)"
+    assert describe_value(10**5000) == "an integer of over 4,000 digits"
+    assert describe_value(10**300) == "an integer of 301 digits"

@@ -67,22 +67,22 @@ def test_iter_jsonl_is_lazy_and_stops_at_the_first_bad_line(tmp_path: Path) -> N
 def test_duplicate_key(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"a":1}\n{"a":1,"b":2,"a":3}\n')
     assert str(err) == (
-        "t.jsonl:2: a: expected each key at most once in an object, got a duplicate key"
+        "t.jsonl:2: /a: expected each key at most once in an object, got a duplicate key"
     )
-    assert err.field == "a"
+    assert err.field == "/a"
 
 
 def test_duplicate_key_nested(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"outer":{"k":1,"k":2}}\n')
     assert str(err) == (
-        "t.jsonl:1: k: expected each key at most once in an object, got a duplicate key"
+        "t.jsonl:1: /outer/k: expected each key at most once in an object, got a duplicate key"
     )
 
 
 def test_duplicate_key_inside_array_of_objects(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"xs":[{"id":1},{"id":2,"id":2}]}\n')
     assert str(err) == (
-        "t.jsonl:1: id: expected each key at most once in an object, got a duplicate key"
+        "t.jsonl:1: /xs/1/id: expected each key at most once in an object, got a duplicate key"
     )
 
 
@@ -99,7 +99,10 @@ def test_duplicate_key_inside_array_of_objects(tmp_path: Path) -> None:
 )
 def test_non_finite_numbers_are_rejected(tmp_path: Path, token: str, shown: str) -> None:
     err = _error(tmp_path, b'{"ok":1}\n{"x":' + token.encode() + b"}\n")
-    assert str(err) == f"t.jsonl:2: expected finite JSON numbers, got the non-finite number {shown}"
+    where = "/x/1" if token.startswith("[") else "/x"
+    assert str(err) == (
+        f"t.jsonl:2: {where}: expected finite JSON numbers, got the non-finite number {shown}"
+    )
 
 
 def test_large_but_finite_numbers_are_kept(tmp_path: Path) -> None:
@@ -110,7 +113,10 @@ def test_large_but_finite_numbers_are_kept(tmp_path: Path) -> None:
 def test_integer_too_long_to_parse_is_a_located_error(tmp_path: Path) -> None:
     # Python refuses int(str) beyond 4300 digits; before the fix this escaped as ValueError.
     err = _error(tmp_path, b'{"a":1}\n{"x":' + b"7" * 5000 + b"}\n")
-    assert str(err) == "t.jsonl:2: expected valid JSON, got a number too long to parse"
+    assert str(err) == (
+        "t.jsonl:2: /x: expected a number of at most 4300 characters, got a number of 5000 "
+        "characters"
+    )
 
 
 @pytest.mark.parametrize(
@@ -194,7 +200,7 @@ def test_unterminated_duplicate_key_is_reported_as_duplicate(tmp_path: Path) -> 
     err = _error(tmp_path, b'{"a":1,"a":2}')
     assert not isinstance(err, TornLineError)
     assert str(err) == (
-        "t.jsonl:1: a: expected each key at most once in an object, got a duplicate key"
+        "t.jsonl:1: /a: expected each key at most once in an object, got a duplicate key"
     )
 
 
@@ -208,8 +214,45 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 def test_deep_nesting_is_a_located_error(tmp_path: Path) -> None:
     err = _error(tmp_path, b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
     assert str(err) == (
-        "t.jsonl:1: expected JSON nested at most a few hundred deep, got deeper nesting"
+        "t.jsonl:1: /a" + "/0" * 63 + ": expected JSON nested at most 64 deep, got deeper nesting"
     )
+
+
+def test_nesting_at_the_limit_is_accepted_and_one_more_is_not(tmp_path: Path) -> None:
+    ok = b'{"a":' + b"[" * 63 + b"]" * 63 + b"}\n"
+    assert read_jsonl(_write(tmp_path, ok))[0].line == 1
+    err = _error(tmp_path, b'{"a":' + b"[" * 64 + b"]" * 64 + b"}\n")
+    assert err.expected == "JSON nested at most 64 deep"
+
+
+def test_cr_only_line_endings_are_named(tmp_path: Path) -> None:
+    err = _error(tmp_path, b'{"a":1}\r{"a":2}\r\n')
+    assert str(err) == (
+        "t.jsonl:1: expected lines that end in LF, got a lone CR (carriage return) inside the "
+        "line; CR-only line endings are not JSON Lines"
+    )
+
+
+def test_a_line_over_the_limit_is_refused_without_reading_it_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.core import jsonl
+
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 32)
+    path = _write(tmp_path, b'{"a":1}\n{"b":"' + b"x" * 100 + b'"}\n{"c":3}\n')
+    found = list(jsonl.scan_jsonl(path, display="t.jsonl"))
+    assert str(found[1]) == "t.jsonl:2: expected a line of at most 32 bytes, got a longer line"
+    assert isinstance(found[2], jsonl.JsonLine) and found[2].line == 3
+
+
+def test_a_fifo_is_refused_rather_than_opened(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"^p: expected a regular file, got a named pipe"):
+        read_jsonl(fifo, display="p")
+    with pytest.raises(InputError, match=r"^p: expected a regular file, got a named pipe"):
+        load_json_document(fifo, display="p")
 
 
 # -- JSON documents ----------------------------------------------------------------------
@@ -247,10 +290,15 @@ def test_load_json_document_invalid_utf8_reports_line_and_offset(tmp_path: Path)
     [
         (
             b'{"a": 1, "a": 2}',
-            "d.json: a: expected each key at most once in an object, got a duplicate key",
+            "d.json:1: /a: expected each key at most once in an object, got a duplicate key",
         ),
-        (b'{"a": NaN}', "d.json: expected finite JSON numbers, got the non-finite number NaN"),
-        (b'{"a": 1e400}', "d.json: expected finite JSON numbers, got the non-finite number 1e400"),
+        (b'{"a": NaN}',
+         "d.json:1: /a: expected finite JSON numbers, got the non-finite number NaN"),
+        (b'{\n"a":\n 1e400}',
+         "d.json:3: /a: expected finite JSON numbers, got the non-finite number 1e400"),
+        (b'{"a": [' + b"[" * 70 + b"]" * 70 + b"]}",
+         "d.json:1: /a/0" + "/0" * 62 + ": expected JSON nested at most 64 deep, "
+         "got deeper nesting"),
     ],
 )
 def test_load_json_document_strict_rules(tmp_path: Path, data: bytes, message: str) -> None:
@@ -356,7 +404,43 @@ def test_any_line_with_a_duplicated_key_is_rejected(
     path.write_bytes(('{"first":1}\n' + line + "\n").encode("utf-8"))
     with pytest.raises(FieldError) as info:
         read_jsonl(path, display="t.jsonl")
-    assert info.value.field == key
+    pointer = ("/wrap/" if nested else "/") + key.replace("~", "~0").replace("/", "~1")
+    assert info.value.field == pointer
     assert str(info.value) == (
-        f"t.jsonl:2: {key}: expected each key at most once in an object, got a duplicate key"
+        f"t.jsonl:2: {pointer}: expected each key at most once in an object, got a duplicate key"
     )
+
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10, 10), st.text(max_size=4))
+_doc = st.recursive(_leaf, lambda inner: st.one_of(
+    st.lists(inner, min_size=1, max_size=3),
+    st.dictionaries(st.text(max_size=4), inner, min_size=1, max_size=3)), max_leaves=12)
+
+
+@given(doc=st.dictionaries(st.text(max_size=4), _doc, min_size=1, max_size=4),
+       data=st.data(), token=st.sampled_from(["NaN", "Infinity", "-Infinity"]))
+def test_a_non_finite_number_is_located_by_line_and_pointer(
+        doc: dict[str, object], data: st.DataObject, token: str) -> None:
+    from ctxbench.core.jsonl import loads_strict
+
+    paths: list[tuple[object, ...]] = []
+
+    def walk(value: object, prefix: tuple[object, ...]) -> None:
+        items = value.items() if isinstance(value, dict) else (
+            enumerate(value) if isinstance(value, list) else ())
+        for key, item in items:
+            paths.append((*prefix, key))
+            walk(item, (*prefix, key))
+
+    walk(doc, ())
+    path = data.draw(st.sampled_from(paths))
+    target: object = doc
+    for part in path[:-1]:
+        target = target[part]  # type: ignore[index]
+    target[path[-1]] = "\x00MARK"  # type: ignore[index]
+    text = json.dumps(doc, indent=1).replace('"\\u0000MARK"', token, 1)
+    with pytest.raises(FieldError) as info:
+        loads_strict(text, path="d.json", line=None)
+    pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    assert info.value.field == pointer
+    assert info.value.line == text[: text.index(token)].count("\n") + 1

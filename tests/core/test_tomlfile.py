@@ -63,3 +63,29 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
         load_toml(tmp_path / "p.toml", display="p.toml")
     with pytest.raises(InputError, match=r"^d: expected a file, got a directory$"):
         load_toml(tmp_path, display="d")
+
+
+def test_nesting_beyond_the_limit_is_located(tmp_path: Path) -> None:
+    assert _message(tmp_path, b"x = 1\na = " + b"[" * 70 + b"]" * 70 + b"\n") == (
+        "c.toml:2: expected TOML nested at most 64 deep, got deeper nesting"
+    )
+    assert _message(tmp_path, b"a = " + b"{b=" * 70 + b"1" + b"}" * 70 + b"\n") == (
+        "c.toml:1: expected TOML nested at most 64 deep, got deeper nesting"
+    )
+
+
+def test_an_integer_over_4300_digits_is_located(tmp_path: Path) -> None:
+    assert _message(tmp_path, b"x = 1\n\ny = " + b"9" * 5000 + b"\n") == (
+        "c.toml:3: expected a number of at most 4300 digits, got a longer number"
+    )
+
+
+def test_a_file_over_the_size_limit_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.core import tomlfile
+
+    monkeypatch.setattr(tomlfile, "MAX_TOML_BYTES", 10)
+    (tmp_path / "c.toml").write_bytes(b"a = 1\nb = 2\nc = 3\n")
+    with pytest.raises(InputError) as info:
+        load_toml(tmp_path / "c.toml", display="c.toml")
+    assert str(info.value) == "c.toml: expected a file of at most 10 bytes, got 18 bytes"

@@ -11,11 +11,16 @@ from ctxbench.core.atomic import atomic_write_text, report_json_bytes
 from ctxbench.core.errors import InputError, InputErrors
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.protocols.cef.api import analyze_files, write_report
+from ctxbench.protocols.cef.prereg import OverrideError
 from ctxbench.protocols.cef.records import scan_trials
 from ctxbench.protocols.cef.report import REPORT_SCHEMA
 from ctxbench.render.cef import render_markdown
 
 __all__ = ["cef"]
+
+_FLAGS = {"bootstrap_samples": "--bootstrap-samples", "seed": "--seed",
+          "quality_tolerance": "--quality-tolerance", "confidence_level": "--confidence-level",
+          "resampling_unit": "--unit"}
 
 
 @click.group("cef")
@@ -56,7 +61,14 @@ def analyze(ctx: click.Context, trials: tuple[str, ...], prereg: str | None,
     overrides = {"bootstrap_samples": bootstrap_samples, "seed": seed,
                  "quality_tolerance": quality_tolerance, "confidence_level": confidence_level,
                  "resampling_unit": unit}
-    report = analyze_files(trials, prereg, overrides, output=output, check=check)
+    try:
+        report = analyze_files(trials, prereg, overrides, output=output, check=check)
+    except OverrideError as exc:
+        # The library names settings; here they are the options the user typed.
+        flags = ", ".join(_FLAGS[name] for name in exc.settings)
+        raise InputError(f"{flags}: a supplied preregistration may not be overridden "
+                         "from the command line; changing a setting after seeing "
+                         "results requires a new preregistration version") from None
     if output is None:
         click.echo(report_json_bytes(report).decode("utf-8"), nl=False)
     else:
@@ -96,7 +108,7 @@ def render(report_path: str, output: str | None) -> None:
     report = load_json_document(report_path)
     if not isinstance(report, dict) or report.get("schema_version") != REPORT_SCHEMA:
         raise InputError(f"{report_path}: expected a {REPORT_SCHEMA} report")
-    text = render_markdown(report)
+    text = render_markdown(report, report_name=report_path)
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -1,7 +1,14 @@
-"""The ``ctxbench`` command: command groups are registered here, one module each."""
+"""The ``ctxbench`` command: command groups are registered here, one module each.
+
+Commands are registered lazily: a group's module (and whatever it imports: numpy, bm25s,
+jsonschema, tiktoken, httpx) is imported only when that command runs, so
+``ctxbench --help`` and ``ctxbench --version`` start in well under a quarter second
+(``benchmarks/bench_cli_startup.py``).
+"""
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 import threading
@@ -12,20 +19,64 @@ import click
 from ctxbench import __version__
 from ctxbench.cli.errors import run_guarded
 
-COMMAND_MODULES: tuple[tuple[str, str], ...] = (
-    ("ctxbench.cli.schema", "schema"),
-    ("ctxbench.cli.compile", "compile_group"),
-    ("ctxbench.cli.public_eval", "public_eval"),
-    ("ctxbench.cli.cef", "cef"),
-    ("ctxbench.cli.eceb", "eceb"),
-    ("ctxbench.cli.run", "run"),
-    ("ctxbench.cli.demo", "demo"),
-    ("ctxbench.cli.importer", "import_group"),
-    ("ctxbench.cli.report", "report"),
-)
+# name -> (module, attribute, one-line help shown by ``ctxbench --help``)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "schema": ("ctxbench.cli.schema", "schema",
+               "Print or list the JSON Schemas that ship with ctxbench."),
+    "compile": ("ctxbench.cli.compile", "compile_group",
+                "Compile a policy-aware, budgeted context packet and its commit."),
+    "public-eval": ("ctxbench.cli.public_eval", "public_eval",
+                    "Compare two public-eval row files under the public-eval protocol."),
+    "cef": ("ctxbench.cli.cef", "cef",
+            "Analyze paired context-efficiency trials under the CEF protocol."),
+    "eceb": ("ctxbench.cli.eceb", "eceb",
+             "Register, evaluate and render ECEB-0.1 benchmarks and runs."),
+    "run": ("ctxbench.cli.run", "run",
+            "Run a paired experiment from a spec TOML file."),
+    "demo": ("ctxbench.cli.demo", "demo",
+             "Run the embedded end-to-end demonstration offline."),
+    "import": ("ctxbench.cli.importer", "import_group",
+               "Import Inspect AI, SWE-bench or lm-eval logs as trials or rows."),
+    "report": ("ctxbench.cli.report", "report",
+               "Render report JSON files or run directories as one self-contained HTML page."),
+}
+# Kept for callers that list the modules (module, attribute).
+COMMAND_MODULES: tuple[tuple[str, str], ...] = tuple(
+    (module, attr) for module, attr, _help in COMMANDS.values())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use (click's lazy pattern)."""
+
+    def __init__(self, *args: object, lazy: dict[str, tuple[str, str, str]],
+                 **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module_name, attr, _help = self.lazy[cmd_name]
+            command = getattr(importlib.import_module(module_name), attr)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{module_name}.{attr} is not a click command")
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The listing uses the static one-line help, so --help imports no command module.
+        rows = [(name, self.lazy[name][2] if name in self.lazy and name not in self.commands
+                 else (self.commands[name].get_short_help_str(limit=80)))
+                for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="ctxbench")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
@@ -40,21 +91,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _register() -> None:
-    import importlib
-
-    for module_name, attr in COMMAND_MODULES:
-        module = importlib.import_module(module_name)
-        command = getattr(module, attr)
-        cli.add_command(command)
-
-
-_register()
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: run the CLI, turning ctxbench errors into one line and an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)  # see ctxbench/cli/__init__
     sys.exit(run_guarded(cli, args, debug="--debug" in args))
+
+
+if __name__ == "__main__":
+    main()

@@ -111,10 +111,14 @@ def verify_commit_file(
     if context_path is not None:
         # Exact text: newline translation would change the bytes the commit digests.
         context = read_utf8(context_path)
-    verify_commit(
-        commit, corpus_dir, tokenizer=get_tokenizer(tokenizer) if tokenizer else None,
-        context_text=context,
-    )
+    try:
+        verify_commit(
+            commit, corpus_dir, tokenizer=get_tokenizer(tokenizer) if tokenizer else None,
+            context_text=context,
+        )
+    except IntegrityError as exc:
+        # Name the file the user gave; the commit checks only know "the context commit".
+        raise IntegrityError(f"{commit_path}: {exc}") from exc
     return commit
 
 

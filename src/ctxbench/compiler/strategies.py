@@ -17,10 +17,13 @@ from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import RENDER_TEMPLATE, Excerpt, packet_blake3
 from ctxbench.compiler.selection import Selection, select_compiled, select_full, select_naive
 from ctxbench.core import InputError
+from ctxbench.protocols.eceb.model import STRATEGIES as ECEB_STRATEGIES
 
 __all__ = ["STRATEGIES", "CompiledContext", "compile_context", "finish_packet"]
 
-STRATEGIES: tuple[str, ...] = ("compiled", "naive_top_k", "full_permitted_context")
+# The one definition is ECEB's (protocols.eceb.model); listed here strongest first
+# (compiled, naive_top_k, full_permitted_context), the order the CLI offers them.
+STRATEGIES: tuple[str, ...] = tuple(reversed(ECEB_STRATEGIES))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ctxbench.core.limits import MAX_MESSAGE_CHARS, MAX_QUOTED_CHARS
+
 __all__ = [
     "CtxbenchError",
     "FieldError",
@@ -28,10 +30,24 @@ __all__ = [
     "PointerError",
     "ProviderError",
     "RuntimeFailure",
+    "clip",
     "describe_value",
 ]
 
-_MAX_SHOWN = 60
+_MAX_SHOWN = MAX_QUOTED_CHARS
+# A field name or pointer is quoted up to this many characters (a key can be any size).
+_MAX_NAME = 200
+
+
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was when cut.
+
+    >>> clip("abcdef", 3)
+    'abc... (6 characters)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
 
 
 def describe_value(value: Any) -> str:
@@ -47,14 +63,20 @@ def describe_value(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {'true' if value else 'false'}"
     if isinstance(value, int):
+        if value.bit_length() > 200:
+            digits = len(str(abs(value))) if value.bit_length() < 14000 else None
+            size = f"{digits} digits" if digits is not None else "over 4,000 digits"
+            return f"an integer of {size}"
         return f"the integer {value}"
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return f"the non-finite number {value}"
         return f"the number {value!r}"
     if isinstance(value, str):
-        shown = value if len(value) <= _MAX_SHOWN else value[:_MAX_SHOWN] + "..."
-        return "the string " + _quote(shown)
+        if len(value) <= _MAX_SHOWN:
+            return "the string " + _quote(value)
+        return (f"the string {_quote(value[:_MAX_SHOWN] + '...')} "
+                f"({len(value)} characters)")
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list | tuple):
@@ -68,9 +90,20 @@ def _quote(text: str) -> str:
 
 
 class CtxbenchError(Exception):
-    """Root of every error ctxbench raises on purpose."""
+    """Root of every error ctxbench raises on purpose.
+
+    Its message is bounded: each line is cut to ``MAX_MESSAGE_CHARS`` characters (saying
+    how long it was), so no input can make an error message arbitrarily large.
+    """
 
     exit_code: int = 2
+
+    def __init__(self, *args: Any) -> None:
+        if args and isinstance(args[0], str):
+            lines = args[0].split("\n")
+            if any(len(line) > MAX_MESSAGE_CHARS for line in lines):
+                args = ("\n".join(clip(line) for line in lines), *args[1:])
+        super().__init__(*args)
 
 
 class InputError(CtxbenchError):
@@ -106,7 +139,7 @@ class FieldError(InputError):
     def render(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         # An empty name (a duplicated "" key) is still named, as an empty field.
-        field = f" {self.field}:" if self.field is not None else ""
+        field = f" {clip(self.field, _MAX_NAME)}:" if self.field is not None else ""
         return f"{where}:{field} expected {self.expected}, got {self.got}"
 
 
@@ -117,7 +150,7 @@ class PointerError(InputError):
         self.path = path
         self.pointer = pointer or "/"
         self.message = message
-        super().__init__(f"{path}: {self.pointer}: {message}")
+        super().__init__(f"{path}: {clip(self.pointer, _MAX_NAME)}: {message}")
 
 
 class IntegrityError(InputError):

@@ -17,15 +17,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.core.errors import FieldError, InputError, PointerError
-from ctxbench.core.textfile import read_utf8
+from ctxbench.core.jsonlocate import depth_exceeds, locate
+from ctxbench.core.limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_LINE_BYTES, MAX_NUMBER_CHARS
+from ctxbench.core.textfile import check_readable, read_utf8
 
 __all__ = [
     "JsonLine",
     "TornLineError",
+    "decode_line",
     "iter_jsonl",
+    "iter_lines",
     "load_json_document",
     "loads_strict",
     "read_jsonl",
+    "scan_jsonl",
 ]
 
 
@@ -55,6 +60,8 @@ def _constant(token: str) -> Any:
 
 
 def _float(token: str) -> float:
+    if len(token) > MAX_NUMBER_CHARS:
+        raise _NonFinite(token)
     value = float(token)
     if value in (math.inf, -math.inf):
         raise _NonFinite(token)
@@ -65,31 +72,36 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, 
 
 
 def loads_strict(text: str, *, path: str, line: int | None) -> Any:
-    """Parse one JSON text strictly; errors are :class:`FieldError` located at ``line``."""
+    """Parse one JSON text strictly; errors are :class:`FieldError` located at ``line``.
+
+    Beyond syntax, a duplicate key, a non-finite number, a number token longer than
+    ``MAX_NUMBER_CHARS`` and nesting deeper than ``MAX_DEPTH`` are refused, each with
+    its line (within a document) and the JSON pointer of the offending value.
+    """
     try:
-        return _DECODER.decode(text)
-    except _DuplicateKey as exc:
-        raise FieldError(
-            path, line, exc.key, "each key at most once in an object",
-            got_text="a duplicate key",
-        ) from None
-    except _NonFinite as exc:
-        raise FieldError(
-            path, line, None, "finite JSON numbers", got_text=f"the non-finite number {exc.token}"
-        ) from None
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         at = exc.lineno if line is None else line
         raise FieldError(
             path, at, None, "valid JSON", got_text=f"{exc.msg} at column {exc.colno}"
         ) from None
-    except ValueError:
-        # Python refuses to convert integers longer than sys.get_int_max_str_digits();
-        # that must be a located input error, not a traceback.
-        raise FieldError(path, line, None, "valid JSON",
-                         got_text="a number too long to parse") from None
-    except RecursionError:
-        raise FieldError(path, line, None, "JSON nested at most a few hundred deep",
-                         got_text="deeper nesting") from None
+    except (ValueError, RecursionError):
+        # A hook refused a duplicate key or a non-finite number, Python refused an
+        # integer longer than sys.get_int_max_str_digits(), or the nesting exhausted the
+        # recursion limit: find which and where.
+        raise _located(text, path, line) from None
+    if (type(value) is dict or type(value) is list) and (
+            text.count("{") + text.count("[") > MAX_DEPTH and depth_exceeds(value)):
+        raise _located(text, path, line)
+    return value
+
+
+def _located(text: str, path: str, line: int | None) -> FieldError:
+    found = locate(text)
+    if found is None:
+        return FieldError(path, line, None, "valid JSON", got_text="a value Python cannot decode")
+    at = found.line if line is None else line + found.line - 1
+    return FieldError(path, at, found.pointer, found.expected, got_text=found.got)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,13 +117,14 @@ class TornLineError(FieldError):
     """The last line has no newline and does not parse: a writer was interrupted."""
 
 
-def iter_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> Iterator[JsonLine]:
-    """Yield each object of a strict JSONL file with its line number.
+def iter_lines(path: str | os.PathLike[str], shown: str) -> Iterator[tuple[int, bytes, bool]]:
+    """The one line splitter of every JSONL reader: (1-based number, bytes, complete).
 
-    Raises :class:`FieldError` at the first bad line (use :func:`read_jsonl` with
-    ``collect`` to gather several).
+    Lines end at LF only (a CR before it is JSON whitespace; a lone CR is part of the
+    line). A line longer than ``MAX_LINE_BYTES`` is yielded as its first
+    ``MAX_LINE_BYTES + 1`` bytes (the rest is skipped), so no line is held in memory whole.
     """
-    shown = display if display is not None else str(path)
+    check_readable(path, shown)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed in finally below
     except FileNotFoundError:
@@ -120,42 +133,102 @@ def iter_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> I
         raise InputError(f"{shown}: expected a file, got a directory") from None
     except PermissionError:
         raise InputError(f"{shown}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") \
+            from None
     try:
         number = 0
-        for raw in handle:
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
             number += 1
             complete = raw.endswith(b"\n")
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                if not complete and exc.reason == "unexpected end of data":
-                    # A writer killed inside a multi-byte character leaves a torn line too.
-                    raise TornLineError(
-                        shown, number, None, "a complete last line ending in a newline",
-                        got_text="a torn line (the writer was interrupted)",
-                    ) from None
-                raise FieldError(
-                    shown, number, None, "UTF-8 text",
-                    got_text=f"an invalid byte at offset {exc.start}",
-                ) from None
-            if not text.strip():
-                continue
-            try:
-                # Without its line ending, so an error at the end of the line reports
-                # that line's column rather than column 1 of a phantom next line.
-                value = loads_strict(text.rstrip("\r\n"), path=shown, line=number)
-            except FieldError as exc:
-                if not complete and exc.field is None:
-                    raise TornLineError(
-                        shown, number, None, "a complete last line ending in a newline",
-                        got_text="a torn line (the writer was interrupted)",
-                    ) from None
-                raise
-            if not isinstance(value, dict):
-                raise FieldError(shown, number, None, "a JSON object", value)
-            yield JsonLine(shown, number, value)
+            if len(raw) > MAX_LINE_BYTES and not complete:
+                rest = raw
+                while rest and not rest.endswith(b"\n"):
+                    rest = handle.readline(MAX_LINE_BYTES)
+                complete = rest.endswith(b"\n")
+            yield number, raw, complete
     finally:
         handle.close()
+
+
+def decode_line(shown: str, number: int, raw: bytes, complete: bool) -> JsonLine | None:
+    """Decode one line from :func:`iter_lines` (None for a blank line); raise its error."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise FieldError(shown, number, None, f"a line of at most {MAX_LINE_BYTES} bytes",
+                         got_text="a longer line")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if not complete and exc.reason == "unexpected end of data":
+            # A writer killed inside a multi-byte character leaves a torn line too.
+            raise TornLineError(
+                shown, number, None, "a complete last line ending in a newline",
+                got_text="a torn line (the writer was interrupted)",
+            ) from None
+        raise FieldError(
+            shown, number, None, "UTF-8 text",
+            got_text=f"an invalid byte at offset {exc.start}",
+        ) from None
+    if not text.strip():
+        return None
+    if number == 1 and text.startswith("\ufeff"):
+        raise FieldError(shown, number, None, "JSON without a byte-order mark",
+                         got_text="a byte-order mark")
+    try:
+        # Without its line ending, so an error at the end of the line reports
+        # that line's column rather than column 1 of a phantom next line.
+        value = loads_strict(text.rstrip("\r\n"), path=shown, line=number)
+    except FieldError as exc:
+        if exc.field is None and exc.expected == "valid JSON" and b"\r" in raw.rstrip(b"\r\n"):
+            raise FieldError(shown, number, None, "lines that end in LF",
+                             got_text="a lone CR (carriage return) inside the line; "
+                             "CR-only line endings are not JSON Lines") from None
+        if not complete and exc.field is None and exc.expected == "valid JSON":
+            raise TornLineError(
+                shown, number, None, "a complete last line ending in a newline",
+                got_text="a torn line (the writer was interrupted)",
+            ) from None
+        raise
+    if not isinstance(value, dict):
+        raise FieldError(shown, number, None, "a JSON object", value)
+    return JsonLine(shown, number, value)
+
+
+def iter_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> Iterator[JsonLine]:
+    """Yield each object of a strict JSONL file with its line number.
+
+    Raises :class:`FieldError` at the first bad line (use :func:`scan_jsonl` to read
+    past bad lines).
+    """
+    shown = display if display is not None else str(path)
+    for number, raw, complete in iter_lines(path, shown):
+        item = decode_line(shown, number, raw, complete)
+        if item is not None:
+            yield item
+
+
+def scan_jsonl(path: str | os.PathLike[str], *,
+               display: str | None = None) -> Iterator[JsonLine | InputError]:
+    """Like :func:`iter_jsonl`, but yield each bad line's error and read on.
+
+    A file that cannot be opened yields its one error. Lines are split exactly as
+    :func:`iter_jsonl` splits them, so both see the same line numbers.
+    """
+    shown = display if display is not None else str(path)
+    try:
+        for number, raw, complete in iter_lines(path, shown):
+            try:
+                item = decode_line(shown, number, raw, complete)
+            except InputError as exc:
+                yield exc
+                continue
+            if item is not None:
+                yield item
+    except InputError as exc:
+        yield exc
 
 
 def read_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> list[JsonLine]:
@@ -169,7 +242,7 @@ def load_json_document(path: str | os.PathLike[str], *, display: str | None = No
     Syntax errors are reported as ``file:line: expected valid JSON, got ...``.
     """
     shown = display if display is not None else str(path)
-    text = read_utf8(path, display=shown)
+    text = read_utf8(path, display=shown, limit=MAX_DOCUMENT_BYTES)
     if text.startswith("\ufeff"):
         raise PointerError(shown, "/", "expected JSON without a byte-order mark")
     return loads_strict(text, path=shown, line=None)

@@ -3,20 +3,51 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from ctxbench.core.errors import FieldError, InputError
+from ctxbench.core.limits import MAX_DOCUMENT_BYTES
 
-__all__ = ["read_utf8"]
+__all__ = ["check_readable", "read_utf8"]
 
 
-def read_utf8(path: str | os.PathLike[str], *, display: str | None = None) -> str:
-    """The file's text; a missing file or an invalid byte is an :class:`InputError`.
+def check_readable(path: str | os.PathLike[str], shown: str) -> int:
+    """The size of the regular file at ``path``; anything else is an :class:`InputError`.
+
+    A named pipe or socket is refused before it is opened (opening one blocks until a
+    writer appears, so a reader would hang).
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{shown}: file not found") from None
+    except NotADirectoryError:
+        raise InputError(f"{shown}: file not found (a parent is not a directory)") from None
+    except PermissionError:
+        raise InputError(f"{shown}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") \
+            from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{shown}: expected a file, got a directory")
+    if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+        raise InputError(f"{shown}: expected a regular file, got a named pipe or socket")
+    return info.st_size
+
+
+def read_utf8(path: str | os.PathLike[str], *, display: str | None = None,
+              limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """The file's text; a missing file, one over ``limit`` bytes or an invalid byte is an
+    :class:`InputError`.
 
     Invalid UTF-8 renders as ``file:line: expected UTF-8 text, got an invalid byte at
     offset N`` (the line holding that byte).
     """
     shown = display if display is not None else str(path)
+    size = check_readable(path, shown)
+    if size > limit:
+        raise InputError(f"{shown}: expected a file of at most {limit} bytes, got {size} bytes")
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -25,6 +56,11 @@ def read_utf8(path: str | os.PathLike[str], *, display: str | None = None) -> st
         raise InputError(f"{shown}: expected a file, got a directory") from None
     except PermissionError:
         raise InputError(f"{shown}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") \
+            from None
+    if len(data) > limit:
+        raise InputError(f"{shown}: expected a file of at most {limit} bytes, got more")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,4 +1,4 @@
-"""TOML documents loaded with located syntax errors."""
+"""TOML documents loaded with located errors and bounded size, nesting and numbers."""
 
 from __future__ import annotations
 
@@ -7,20 +7,28 @@ import re
 import tomllib
 from typing import Any
 
-from ctxbench.core.errors import FieldError
+from ctxbench.core.errors import FieldError, InputError
+from ctxbench.core.jsonlocate import depth_exceeds
+from ctxbench.core.limits import MAX_DEPTH, MAX_NUMBER_CHARS, MAX_TOML_BYTES
 from ctxbench.core.textfile import read_utf8
 
 __all__ = ["load_toml"]
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+_LONG_NUMBER = re.compile("[0-9_]{" + str(MAX_NUMBER_CHARS + 1) + ",}")
+_OPENERS = re.compile(r"[\[{]")
 
 
 def load_toml(path: str | os.PathLike[str], *, display: str | None = None) -> dict[str, Any]:
-    """Parse a TOML file; a syntax error becomes ``file:line: expected valid TOML, got ...``."""
+    """Parse a TOML file; a syntax error becomes ``file:line: expected valid TOML, got ...``.
+
+    Files over ``MAX_TOML_BYTES``, numbers over ``MAX_NUMBER_CHARS`` digits and nesting
+    deeper than ``MAX_DEPTH`` are refused with their line.
+    """
     shown = display if display is not None else str(path)
-    text = read_utf8(path, display=shown)
+    text = read_utf8(path, display=shown, limit=MAX_TOML_BYTES)
     try:
-        return tomllib.loads(text)
+        value = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         match = _AT.search(message)
@@ -30,3 +38,25 @@ def load_toml(path: str | os.PathLike[str], *, display: str | None = None) -> di
             at = max(1, len(text.splitlines()))
         detail = _AT.sub("", message).strip()
         raise FieldError(shown, at, None, "valid TOML", got_text=detail) from None
+    except RecursionError:
+        raise _too_deep(shown, text) from None
+    except ValueError:
+        # tomllib converts integers with int(), which refuses more than 4,300 digits.
+        long = _LONG_NUMBER.search(text)
+        line = text.count("\n", 0, long.start()) + 1 if long else None
+        raise FieldError(shown, line, None, f"a number of at most {MAX_NUMBER_CHARS} digits",
+                         got_text="a longer number") from None
+    if depth_exceeds(value):
+        raise _too_deep(shown, text)
+    return value
+
+
+def _too_deep(shown: str, text: str) -> InputError:
+    # The line holding the most openers is where the nesting builds up.
+    best, best_line = -1, None
+    for number, line in enumerate(text.split("\n"), start=1):
+        count = len(_OPENERS.findall(line))
+        if count > best:
+            best, best_line = count, number
+    return FieldError(shown, best_line, None, f"TOML nested at most {MAX_DEPTH} deep",
+                      got_text="deeper nesting")

@@ -109,7 +109,7 @@ def _section(title: str, block: dict[str, Any], level: str) -> list[str]:
     return out
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: dict[str, Any], *, report_name: str = "report.json") -> str:
     """The Markdown form of a CEF report (every figure is read from ``report``)."""
     m = report["methodology"]
     cc = report["claim_class"]
@@ -143,7 +143,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                     agg, "##")
     out += _failures(report)
     out += ["## Caveats", ""] + [f"- {c}" for c in report["caveats"]] + [""]
-    out += _methodology(report, level)
+    out += _methodology(report, level, report_name)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -179,7 +179,7 @@ def _failures(report: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _methodology(report: dict[str, Any], level: str) -> list[str]:
+def _methodology(report: dict[str, Any], level: str, report_name: str) -> list[str]:
     m = report["methodology"]
     p = report["preregistration"]
     cc = report["claim_class"]
@@ -215,10 +215,8 @@ def _methodology(report: dict[str, Any], level: str) -> list[str]:
         out.append(f"- Trial file `{entry['path']}` BLAKE3 `{entry['blake3']}`")
     out += ["", "### Reproduce", ""]
     if m.get("reproduce"):
-        command = m["invocation"].get("command") or []
-        report_name = "report.json"
-        if "--output" in command[:-1]:
-            report_name = command[command.index("--output") + 1]
+        # The report's own file name is passed in by whoever renders it; the recorded
+        # command is shown, never parsed.
         out += ["```sh", m["reproduce"],
                 f"ctxbench cef render {report_name} --output report.md", "```"]
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import re
@@ -78,7 +77,7 @@ CASES = [
     (_set("/tasks/0/budget_ladder", []), "/tasks/0/budget_ladder: expected at least one"),
     (_set("/tasks/0/budget_ladder", [256.0]), "/tasks/0/budget_ladder/0: expected an integer"),
     (_set("/tasks/0/required_repetitions", 0),
-     "/tasks/0/required_repetitions: expected an integer >= 1, got the integer 0"),
+     "/tasks/0/required_repetitions: expected an integer in [1, 10000], got the integer 0"),
     (_set("/tasks/0/minimum_quality_milli", 1001),
      "/tasks/0/minimum_quality_milli: expected an integer in [0, 1000]"),
     (_set("/tasks/0/required_artifacts", ["nope"]),
@@ -151,8 +150,32 @@ def test_arbitrary_documents_fail_only_with_input_errors(doc: dict[str, Any]) ->
 
 @given(st.integers(0, len(SEED["tasks"]) - 1), st.sampled_from(sorted(SEED["tasks"][0])),
        _json)
-def test_mutated_task_fields_never_crash(index: int, field: str, value: Any) -> None:
+def test_mutated_task_fields_are_accepted_or_rejected_with_a_pointer(
+        index: int, field: str, value: Any) -> None:
     doc = copy.deepcopy(SEED)
     doc["tasks"][index][field] = value
-    with contextlib.suppress(InputError):
+    try:
+        benchmark = parse_benchmark(doc, path="b.json")
+    except InputError as exc:
+        # Every rejection names the task's JSON pointer (or the field under it).
+        assert str(exc).startswith(f"b.json: /tasks/{index}"), str(exc)
+        assert len(str(exc)) < 2100
+    else:
+        task = benchmark.tasks[index]
+        assert task.task_id == doc["tasks"][index]["task_id"]
+        assert getattr(task, field) is not None or field == "denied_artifacts"
+
+
+def test_required_repetitions_and_budgets_are_bounded() -> None:
+    doc = copy.deepcopy(SEED)
+    doc["tasks"][0]["required_repetitions"] = 10**12
+    with pytest.raises(InputError) as info:
         parse_benchmark(doc, path="b.json")
+    assert str(info.value) == ("b.json: /tasks/0/required_repetitions: expected an integer in "
+                               "[1, 10000], got the integer 1000000000000")
+    doc["tasks"][0]["required_repetitions"] = 3
+    doc["tasks"][0]["budget_ladder"] = [256, 2**64]
+    with pytest.raises(InputError) as info:
+        parse_benchmark(doc, path="b.json")
+    assert str(info.value) == ("b.json: /tasks/0/budget_ladder/1: expected an integer in "
+                               "[1, 9007199254740991], got the integer 18446744073709551616")

@@ -55,13 +55,16 @@ CASES = [
     (_top("decoding.temperature", 0.2), "/decoding/temperature: expected an integer"),
     (_obs("quality_milli", 1001), "/observations/3/quality_milli: expected an integer in "
      "[0, 1000], got the integer 1001"),
-    (_obs("latency_ms", -1), "/observations/3/latency_ms: expected an integer >= 0"),
+    (_obs("latency_ms", -1),
+     "/observations/3/latency_ms: expected an integer in [0, 9007199254740991]"),
     (_obs("strategy", "oracle"), "/observations/3/strategy: expected one of "
      "full_permitted_context, naive_top_k, compiled"),
     (_obs("budget", 256, 0), "/observations/0/budget: expected null for the "
      "full_permitted_context baseline, got the integer 256"),
-    (_obs("budget", None), "/observations/3/budget: expected an integer >= 1, got null"),
-    (_obs("repetition", 0), "/observations/3/repetition: expected an integer >= 1"),
+    (_obs("budget", None),
+     "/observations/3/budget: expected an integer in [1, 9007199254740991], got null"),
+    (_obs("repetition", 0),
+     "/observations/3/repetition: expected an integer in [1, 9007199254740991]"),
     (_obs("repetition", 2, 5), "/observations/5/repetition: expected a repetition number not "
      "already used by /observations/4 (same task, strategy and budget)"),
     (_obs("context_blake3", "xyz"), "/observations/3/context_blake3: expected a BLAKE3 digest"),
@@ -80,7 +83,13 @@ CASES = [
     (_top("pricing.date", "April 2026"), "/pricing/date: expected a date as YYYY-MM-DD"),
     (_top("system", {"name": "x"}), "/system/revision: expected a required field"),
     (_top("model", {"provider": "p", "name": "n", "nested": {}}),
-     "/model/nested: expected a string, integer, boolean or null, got an object"),
+     "/model/nested: expected a string, an integer in [-9007199254740991, 9007199254740991], "
+     "a boolean or null, got an object"),
+    (lambda d: d["decoding"].update(seed=2**64),
+     "/decoding/seed: expected a string, an integer in [-9007199254740991, 9007199254740991], "
+     "a boolean or null, got the integer 18446744073709551616"),
+    (_obs("input_tokens", 2**53), "/observations/3/input_tokens: expected an integer in "
+     "[0, 9007199254740991], got the integer 9007199254740992"),
     (_top("corpus_root", "0"), "/corpus_root: expected a BLAKE3 digest"),
 ]
 

@@ -104,7 +104,7 @@ def test_protocol_example_row_loads(tmp_path: Path) -> None:
     ({**GOOD, "false_stops": 3, "reviewed_stops": 2},
      "rows.jsonl:2: false_stops: expected an integer <= reviewed_stops (2), got the integer 3"),
     ({**GOOD, "governance_usd": math.nan},
-     "rows.jsonl:2: expected finite JSON numbers, got the non-finite number NaN"),
+     "rows.jsonl:2: /governance_usd: expected finite JSON numbers, got the non-finite number NaN"),
     ({**GOOD, "tokens": 10, "total_tokens": 10, "input_tokens": 10},
      "rows.jsonl:2: cached_input_tokens: expected a required field when total_tokens is "
      "given, got nothing (the field is missing)"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from ctxbench.core.atomic import atomic_write_json
 from ctxbench.core.digests import blake3_file
+from ctxbench.core.errors import InputError
 from ctxbench.core.jsonl import iter_jsonl
 from ctxbench.protocols.cef.analysis import analyze
 from ctxbench.protocols.cef.prereg import (
@@ -18,7 +19,7 @@ from ctxbench.protocols.cef.prereg import (
     load_preregistration,
     with_overrides,
 )
-from ctxbench.protocols.cef.records import fast_valid, parse_trial
+from ctxbench.protocols.cef.records import check_trial
 from ctxbench.protocols.cef.report import finalize
 from ctxbench.protocols.cef.table import TableBuilder, TrialTable
 
@@ -57,13 +58,16 @@ def load_settings(prereg_path: str | os.PathLike[str] | None,
 def read_table(paths: Sequence[str | os.PathLike[str]], *, baseline: str = "raw") -> TrialTable:
     """Stream the trial files into columns (records are validated, then let go)."""
     builder = TableBuilder()
+    count = 0
     for path in paths:
         for item in iter_jsonl(path):
-            if fast_valid(item.value, baseline):
-                builder.add_record(item.value, item.path, item.line)
-            else:
-                builder.add(parse_trial(item.value, path=item.path, line=item.line,
-                                        baseline=baseline))
+            # The one validator of cef validate; it raises the first error of a record.
+            check_trial(item.value, path=item.path, line=item.line, baseline=baseline)
+            builder.add_record(item.value, item.path, item.line)
+            count += 1
+    if count == 0:
+        raise InputError(f"{', '.join(str(p) for p in paths)}: expected at least one trial "
+                         "record, got none")
     return builder.build()
 
 

@@ -3,7 +3,8 @@
 The pairing key is (workload, workload_version, task_id, provider, model, replicate,
 scorer); a stratum is (provider, model, workload, workload_version, scorer). Every
 task-replicate must hold exactly one trial of every condition of the matrix: duplicates
-and missing cells are rejected, listing the first 20 and a count, rather than comparing
+and missing cells are rejected, listing the first 5 (each with the file:line of a
+trial of its unit) and a count, rather than comparing
 unequal task subsets.
 """
 
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ctxbench.core.errors import InputError
+from ctxbench.core.errors import InputError, clip
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.records import ENTROLY_CONDITIONS
+from ctxbench.protocols.cef.rules import condition_order_key
 from ctxbench.protocols.cef.table import StratumKey, TrialTable
 
 __all__ = ["PAIRING_KEY", "STRATUM_KEY", "ExclusionResult", "Pairing", "pair_trials"]
@@ -24,7 +26,9 @@ __all__ = ["PAIRING_KEY", "STRATUM_KEY", "ExclusionResult", "Pairing", "pair_tri
 PAIRING_KEY = ("workload", "workload_version", "task_id", "provider", "model", "replicate",
                "scorer")
 STRATUM_KEY = ("provider", "model", "workload", "workload_version", "scorer")
-_SHOWN = 20
+_SHOWN = 5
+# Each listed cell quotes ids; one id may be long, so a cell's text is bounded too.
+_CELL_CHARS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +63,9 @@ class Pairing:
 
 def _cell_text(table: TrialTable, task: int, replicate: int, condition: str) -> str:
     provider, model, workload, version, scorer = table.strata[int(table.task_stratum[task])]
-    return (f"(workload={workload}, workload_version={version}, "
-            f"task_id={table.task_ids[task]}, provider={provider}, model={model}, "
-            f"replicate={replicate}, scorer={scorer}, condition={condition})")
+    return clip(f"(workload={workload}, workload_version={version}, "
+                f"task_id={table.task_ids[task]}, provider={provider}, model={model}, "
+                f"replicate={replicate}, scorer={scorer}, condition={condition})", _CELL_CHARS)
 
 
 def _listing(kind: str, cells: list[str], total: int) -> str:
@@ -76,22 +80,28 @@ def _matrix(table: TrialTable, prereg: Preregistration,
     if prereg.conditions is not None:
         unknown = [c for c in observed if c not in prereg.conditions]
         if unknown:
+            at = int(np.flatnonzero(table.condition == table.conditions.index(unknown[0]))[0])
             raise InputError(
-                f"trials: condition {unknown[0]!r} is not in the preregistered condition "
-                f"matrix ({', '.join(prereg.conditions)})")
+                f"{table.where(at)}: condition: expected a condition of the preregistered "
+                f"matrix ({', '.join(prereg.conditions)}), got {unknown[0]!r}")
         rest = [c for c in prereg.conditions if c != baseline]
         return (baseline, *rest), False
     if baseline not in observed:
-        raise InputError(f"trials: expected trials of the baseline condition {baseline!r}, "
-                         f"got only {', '.join(sorted(observed)) or 'none'}")
+        raise InputError(f"{_files(table)}: expected trials of the baseline condition "
+                         f"{baseline!r}, got only {', '.join(sorted(observed)) or 'none'}")
     if all(c in ENTROLY_CONDITIONS for c in observed):
         rest = [c for c in ENTROLY_CONDITIONS if c in observed and c != baseline]
     else:
-        rest = sorted(c for c in observed if c != baseline)
+        rest = sorted((c for c in observed if c != baseline), key=condition_order_key)
     if not rest:
-        raise InputError(f"trials: expected at least one condition besides the baseline "
+        raise InputError(f"{_files(table)}: expected at least one condition besides the baseline "
                          f"{baseline!r}, got none")
     return (baseline, *rest), True
+
+
+def _files(table: TrialTable) -> str:
+    """The trial files, for an error about all of them (not one line)."""
+    return clip(", ".join(table.files) or "trials", 300)
 
 
 def _apply_exclusions(table: TrialTable,
@@ -124,7 +134,7 @@ def pair_trials(table: TrialTable, prereg: Preregistration) -> Pairing:
         raise InputError("trials: expected at least one trial record, got none")
     keep, exclusions = _apply_exclusions(table, prereg)
     if not keep.any():
-        raise InputError("trials: every trial was excluded by the preregistration")
+        raise InputError(f"{_files(table)}: every trial was excluded by the preregistration")
     present = np.bincount(table.condition[keep], minlength=len(table.conditions)) > 0
     conditions, inferred = _matrix(table, prereg, present)
     n_cond = len(conditions)
@@ -166,24 +176,31 @@ def pair_trials(table: TrialTable, prereg: Preregistration) -> Pairing:
     unit_first = np.flatnonzero(new_unit)
     inv_task = np.asarray(task_key, dtype=np.int64)
 
-    def describe(cells: NDArray[np.int64]) -> list[str]:
-        out = []
+    def describe(cells: NDArray[np.int64], duplicated: bool) -> tuple[str, list[str]]:
+        # Each cell is named with the file:line of a trial of its unit: for a duplicate
+        # the second trial of the cell, for a missing cell the unit's first trial.
+        out, places = [], []
         for c in cells[:_SHOWN]:
             u, k = divmod(int(c), n_cond)
             first = unit_first[u]
+            at = int(np.flatnonzero(cell == c)[1]) if duplicated else int(first)
+            place = table.where(int(idx[at]))
+            places.append(place)
             out.append(_cell_text(table, int(inv_task[task[first]]), int(rep[first]),
-                                  conditions[k]))
-        return out
+                                  conditions[k]) + f" at {place}")
+        return places[0], out
 
     dup = np.flatnonzero(counts.ravel() > 1)
     if dup.shape[0]:
-        raise InputError("trials: duplicate trials for a pairing key and condition: "
-                         + _listing("duplicated", describe(dup), int(dup.shape[0])))
+        place, cells = describe(dup, True)
+        raise InputError(f"{place}: duplicate trials for a pairing key and condition: "
+                         + _listing("duplicated", cells, int(dup.shape[0])))
     missing = np.flatnonzero(counts.ravel() == 0)
     if missing.shape[0]:
-        raise InputError("trials: incomplete condition matrix (every task-replicate must "
+        place, cells = describe(missing, False)
+        raise InputError(f"{place}: incomplete condition matrix (every task-replicate must "
                          f"hold {', '.join(conditions)}): "
-                         + _listing("missing", describe(missing), int(missing.shape[0])))
+                         + _listing("missing", cells, int(missing.shape[0])))
     rows = np.empty((n_units, n_cond), dtype=np.int64)
     rows[unit, cond_col] = idx
     unit_task = task[unit_first]
@@ -195,8 +212,10 @@ def pair_trials(table: TrialTable, prereg: Preregistration) -> Pairing:
         if bad.shape[0]:
             t = int(inv_task[bad[0]])
             provider, model, workload, _version, _scorer = table.strata[int(table.task_stratum[t])]
+            at = int(np.flatnonzero(table.task == t)[0])
             raise InputError(
-                f"trials: expected {prereg.replicates} replicate(s) per task as preregistered, "
+                f"{table.where(at)}: expected {prereg.replicates} replicate(s) per task as "
+                "preregistered, "
                 f"got {int(per_task[bad[0]])} for task_id={table.task_ids[t]} "
                 f"(workload={workload}, provider={provider}, model={model}) and "
                 f"{bad.shape[0] - 1} other task(s)")

@@ -20,15 +20,19 @@ from ctxbench.core.digests import blake3_json
 from ctxbench.core.errors import InputError, PointerError, describe_value, pointer_join
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
+from ctxbench.core.limits import MAX_COUNT
 from ctxbench.core.tomlfile import load_toml
 from ctxbench.protocols.cef.rules import CONDITION_SLUG, CONDITION_SLUG_TEXT
 
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",
+    "MAX_BOOTSTRAP_SAMPLES",
+    "MAX_REPLICATES",
     "OVERRIDABLE",
     "PREREG_SCHEMA",
     "RESAMPLING_UNITS",
     "Exclusion",
+    "OverrideError",
     "Preregistration",
     "default_preregistration",
     "load_preregistration",
@@ -45,6 +49,25 @@ SCORE_NAMES = ("task_score", "evidence_recall", "unsupported_claim_rate")
 # Settings a command line may set when no preregistration is supplied.
 OVERRIDABLE = ("bootstrap_samples", "seed", "quality_tolerance", "confidence_level",
                "resampling_unit")
+# Upper bounds of the counts a preregistration declares (lower bounds are the protocol's):
+# 100,000 resamples is 50 times the default, far beyond what the interval needs, while a
+# count nobody meant (10**12) would run for days; replicates as ECEB repetitions.
+MAX_BOOTSTRAP_SAMPLES = 100_000
+MAX_REPLICATES = 10_000
+
+
+class OverrideError(InputError):
+    """Settings given alongside a supplied preregistration, which may not be overridden.
+
+    ``settings`` names them as the preregistration does (``bootstrap_samples``); a command
+    line translates them into its own option names.
+    """
+
+    def __init__(self, settings: tuple[str, ...]) -> None:
+        self.settings = settings
+        super().__init__(
+            f"{', '.join(settings)}: a supplied preregistration may not be overridden; "
+            "changing a setting after seeing results requires a new preregistration version")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,18 +163,14 @@ def with_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pre
     if unknown:
         raise InputError(f"overrides: expected only {', '.join(OVERRIDABLE)}, got {unknown[0]!r}")
     if prereg.source != "protocol_defaults":
-        flags = ", ".join("--" + k.replace("_", "-").replace("resampling-unit", "unit")
-                          for k in sorted(given))
-        raise InputError(
-            f"{flags}: a supplied preregistration may not be overridden from the command "
-            "line; changing a setting after seeing results requires a new preregistration "
-            "version")
-    fields = Fields(dict(given), path="command line", pointer="")
+        raise OverrideError(tuple(sorted(given)))
+    fields = Fields(dict(given), path="settings", pointer="")
     out = prereg
     if "bootstrap_samples" in given:
-        out = replace(out, bootstrap_samples=fields.req_int("bootstrap_samples", minimum=1))
+        out = replace(out, bootstrap_samples=fields.req_int(
+            "bootstrap_samples", minimum=1, maximum=MAX_BOOTSTRAP_SAMPLES))
     if "seed" in given:
-        out = replace(out, seed=fields.req_int("seed", minimum=0, maximum=2**53 - 1))
+        out = replace(out, seed=fields.req_int("seed", minimum=0, maximum=MAX_COUNT))
     if "quality_tolerance" in given:
         out = replace(out, quality_tolerance=fields.req_number("quality_tolerance",
                                                                minimum=0, maximum=1))
@@ -221,18 +240,19 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
         baseline=baseline,
         conditions=conditions,
         claims=claims,
-        replicates=f.integer("replicates", minimum=1, optional=True),
+        replicates=f.integer("replicates", minimum=1, maximum=MAX_REPLICATES, optional=True),
         quality_tolerance=_num(f, "quality_tolerance", base.quality_tolerance, 0, 1),
         min_savings=_min_savings(f),
         failure_task_score=scores[0],
         failure_evidence_recall=scores[1],
         failure_unsupported_claim_rate=scores[2],
         confidence_level=_level(f) if f.has("confidence_level") else base.confidence_level,
-        bootstrap_samples=_int(f, "bootstrap_samples", base.bootstrap_samples, 1),
-        seed=_int(f, "seed", base.seed, 0, 2**53 - 1),
+        bootstrap_samples=_int(f, "bootstrap_samples", base.bootstrap_samples, 1,
+                               MAX_BOOTSTRAP_SAMPLES),
+        seed=_int(f, "seed", base.seed, 0, MAX_COUNT),
         resampling_unit=(f.enum("resampling_unit", RESAMPLING_UNITS, optional=True)
                          or base.resampling_unit),
-        min_paired_units=_int(f, "min_paired_units", base.min_paired_units, 1),
+        min_paired_units=_int(f, "min_paired_units", base.min_paired_units, 1, MAX_COUNT),
         exclusions=exclusions,
         conformance_workloads=_workloads(f, "conformance_workloads"),
         source="file",

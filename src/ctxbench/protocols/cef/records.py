@@ -10,8 +10,9 @@ Two formats are accepted, told apart by ``schema_version``:
 
 Beyond the JSON Schema, both formats are held to the measurement contract: usage_source
 must agree with outcome, a Context Commit ID is ``ctx_`` plus at least 16 lowercase hex
-digits, and baseline (raw) trials carry none. Entroly-format trials keep Entroly's own id
-rule (``ctx_`` plus a non-empty suffix, e.g. its ``ctx_fixture``; a raw trial may carry one).
+digits, and baseline (raw) trials carry none. Every record, valid or not, goes through
+the one validator of :mod:`ctxbench.protocols.cef.rules`; ``cef validate`` and
+``cef analyze`` read lines with the same splitter (:func:`ctxbench.core.jsonl.iter_lines`).
 """
 
 from __future__ import annotations
@@ -22,26 +23,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core.digests import is_hex64, sha256_hex
-from ctxbench.core.errors import FieldError, InputError
-from ctxbench.core.jsonl import iter_jsonl, loads_strict
+from ctxbench.core.errors import InputError
+from ctxbench.core.jsonl import JsonLine, iter_jsonl, scan_jsonl
 from ctxbench.protocols.cef.rules import (
     COMMIT_ID,
-    COMMIT_REQUIRED,
     CONDITION_SLUG,
     COST_SOURCES,
     CTXBENCH_SCHEMA,
-    ENTROLY_COMMIT_ID,
     ENTROLY_CONDITIONS,
     ENTROLY_SCHEMA,
-    ERROR_USAGE_SOURCES,
-    OPTIONAL_FIELDS,
     OUTCOMES,
     REQUIRED_FIELDS,
-    STRING_FIELDS,
-    TOKEN_FIELDS,
     USAGE_SOURCES,
-    Attempt,
+    AttemptRecord,
+    attempt_records,
     check_record,
 )
 
@@ -55,9 +50,9 @@ __all__ = [
     "OUTCOMES",
     "REQUIRED_FIELDS",
     "USAGE_SOURCES",
-    "Attempt",
+    "AttemptRecord",
     "Trial",
-    "fast_valid",
+    "check_trial",
     "iter_trials",
     "parse_trial",
     "read_trials",
@@ -106,7 +101,7 @@ class Trial:
     budget: int | None = None
     condition_order: int | None = None
     run_id: str | None = None
-    attempts: tuple[Attempt, ...] | None = None
+    attempts: tuple[AttemptRecord, ...] | None = None
     path: str = ""
     line: int = 0
 
@@ -124,128 +119,41 @@ class Trial:
 def trial_errors(obj: dict[str, Any], *, path: str, line: int,
                  baseline: str = "raw") -> tuple[Trial | None, list[InputError]]:
     """Check one decoded record; return the Trial (or None) and every error found."""
-    v, errors = check_record(obj, path=path, line=line, baseline=baseline)
+    errors = check_record(obj, path=path, line=line, baseline=baseline)
     if errors:
         return None, errors
-    fields: dict[str, Any] = {k: v[k] for k in REQUIRED_FIELDS}
-    fields.update({k: v.get(k) for k in OPTIONAL_FIELDS})
-    return Trial(**fields, path=path, line=line), []
+    return _trial(obj, path, line), []
 
 
-_REQUIRED_SET = frozenset(REQUIRED_FIELDS)
-_ENTROLY_CONDITION_SET = frozenset(ENTROLY_CONDITIONS)
-_USAGE_SET = frozenset(USAGE_SOURCES)
-_COST_SET = frozenset(COST_SOURCES)
-_INF = float("inf")
+def check_trial(obj: dict[str, Any], *, path: str, line: int, baseline: str = "raw") -> None:
+    """Raise the first error of one decoded record (nothing when it is valid)."""
+    errors = check_record(obj, path=path, line=line, baseline=baseline)
+    if errors:
+        raise errors[0]
 
 
-def fast_valid(obj: dict[str, Any], baseline: str) -> bool:
-    """The common case, checked inline: a record with exactly the 27 fields, all valid.
-
-    False whenever anything is unusual; the caller then runs the full checker (which
-    produces the located message). It accepts nothing the full checker rejects.
-    """
-    return _fast_floats(obj, baseline) is not None
-
-
-def _fast_trial(obj: dict[str, Any], path: str, line: int, baseline: str) -> Trial | None:
-    floats = _fast_floats(obj, baseline)
-    if floats is None:
-        return None
+def _trial(v: dict[str, Any], path: str, line: int) -> Trial:
+    get = v.get
+    compile_ms = get("compile_ms")
     return Trial(
-        obj["schema_version"], obj["workload"], obj["workload_version"], obj["task_id"],
-        obj["provider"], obj["model"], obj["scorer"], obj["provider_request_id"],
-        obj["usage_source"], obj["cost_source"], obj["cost_source_reference"], obj["outcome"],
-        obj["error_type"], obj["context_sha256"], obj["response_text"], obj["response_sha256"],
-        obj["replicate"], obj["condition"], floats[0], floats[1], floats[2],
-        obj["context_tokens"], obj["reasoning_tokens"], obj["output_tokens"], floats[3],
-        floats[4], obj["context_commit_id"], path=path, line=line,
+        v["schema_version"], v["workload"], v["workload_version"], v["task_id"],
+        v["provider"], v["model"], v["scorer"], v["provider_request_id"],
+        v["usage_source"], v["cost_source"], v["cost_source_reference"], v["outcome"],
+        v["error_type"], v["context_sha256"], v["response_text"], v["response_sha256"],
+        v["replicate"], v["condition"], float(v["task_score"]), float(v["evidence_recall"]),
+        float(v["unsupported_claim_rate"]), v["context_tokens"], v["reasoning_tokens"],
+        v["output_tokens"], float(v["billed_cost_usd"]), float(v["latency_ms"]),
+        v["context_commit_id"], get("cached_input_tokens"), get("cache_write_tokens"),
+        get("provider_usage"), None if compile_ms is None else float(compile_ms),
+        get("strategy"), get("budget"), get("condition_order"), get("run_id"),
+        attempt_records(v), path=path, line=line,
     )
-
-
-def _fast_floats(obj: dict[str, Any], baseline: str) -> list[float] | None:
-    if len(obj) != 27 or not _REQUIRED_SET.issuperset(obj):
-        return None
-    schema = obj["schema_version"]
-    condition = obj["condition"]
-    if schema == ENTROLY_SCHEMA:
-        if condition not in _ENTROLY_CONDITION_SET:
-            return None
-    elif schema != CTXBENCH_SCHEMA or type(condition) is not str or (
-            CONDITION_SLUG.fullmatch(condition) is None):
-        return None
-    for name in STRING_FIELDS:
-        value = obj[name]
-        if type(value) is not str or not value.strip():
-            return None
-    usage_source = obj["usage_source"]
-    outcome = obj["outcome"]
-    if (usage_source not in _USAGE_SET or obj["cost_source"] not in _COST_SET
-            or not is_hex64(obj["context_sha256"])):
-        return None
-    replicate = obj["replicate"]
-    if type(replicate) is not int or replicate < 0:
-        return None
-    floats = []
-    for name in ("task_score", "evidence_recall", "unsupported_claim_rate"):
-        value = obj[name]
-        kind = type(value)
-        if (kind is not float and kind is not int) or not 0 <= value <= 1:
-            return None
-        floats.append(float(value))
-    usage = 0
-    for name in TOKEN_FIELDS:
-        value = obj[name]
-        if type(value) is not int or value < 0:
-            return None
-        usage += value
-    for name in ("billed_cost_usd", "latency_ms"):
-        value = obj[name]
-        kind = type(value)
-        if (kind is not float and kind is not int) or not 0 <= value < _INF:
-            return None
-        floats.append(float(value))
-    commit = obj["context_commit_id"]
-    if commit is None:
-        if condition in COMMIT_REQUIRED:
-            return None
-    elif schema == ENTROLY_SCHEMA:
-        if type(commit) is not str or ENTROLY_COMMIT_ID.fullmatch(commit) is None:
-            return None
-    elif (type(commit) is not str or COMMIT_ID.fullmatch(commit) is None
-          or condition in ("raw", baseline)):
-        return None
-    error_type = obj["error_type"]
-    text = obj["response_text"]
-    digest = obj["response_sha256"]
-    if outcome == "success":
-        if (error_type is not None or type(text) is not str or obj["context_tokens"] < 1
-                or usage_source in ERROR_USAGE_SOURCES
-                or digest != sha256_hex(text.encode("utf-8"))):
-            return None
-    elif outcome == "error":
-        if type(error_type) is not str or not error_type.strip() or text is not None or (
-                digest is not None):
-            return None
-        if usage == 0 and usage_source not in ERROR_USAGE_SOURCES:
-            return None
-        if usage > 0 and usage_source == "runner_error":
-            return None
-    else:
-        return None
-    return floats
 
 
 def parse_trial(obj: dict[str, Any], *, path: str, line: int, baseline: str = "raw") -> Trial:
     """Validate one decoded record and return it as a :class:`Trial`; raise the first error."""
-    fast = _fast_trial(obj, path, line, baseline)
-    if fast is not None:
-        return fast
-    trial, errors = trial_errors(obj, path=path, line=line, baseline=baseline)
-    if errors:
-        raise errors[0]
-    assert trial is not None
-    return trial
+    check_trial(obj, path=path, line=line, baseline=baseline)
+    return _trial(obj, path, line)
 
 
 def iter_trials(paths: Sequence[str | os.PathLike[str]], *,
@@ -296,32 +204,11 @@ def scan_trials(paths: Sequence[str | os.PathLike[str]], *, max_errors: int = 50
 
 def _file_errors(path: Path, shown: str, baseline: str) -> Iterator[InputError | None]:
     """Yield None per valid record and each error, reading past lines that do not parse."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        yield InputError(f"{shown}: file not found")
-        return
-    except IsADirectoryError:
-        yield InputError(f"{shown}: expected a file, got a directory")
-        return
-    for number, raw in enumerate(data.splitlines(keepends=True), start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield FieldError(shown, number, None, "UTF-8 text",
-                             got_text=f"an invalid byte at offset {exc.start}")
+    for item in scan_jsonl(path, display=shown):
+        if not isinstance(item, JsonLine):
+            yield item
             continue
-        if not text.strip():
-            continue
-        try:
-            value = loads_strict(text, path=shown, line=number)
-        except FieldError as exc:
-            yield exc
-            continue
-        if not isinstance(value, dict):
-            yield FieldError(shown, number, None, "a JSON object", value)
-            continue
-        _trial, found = trial_errors(value, path=shown, line=number, baseline=baseline)
+        found = check_record(item.value, path=shown, line=item.line, baseline=baseline)
         if not found:
             yield None
         yield from found

@@ -100,7 +100,7 @@ class TableBuilder:
         self._c_failed, self._c_commit = flags["failed"], flags["has_commit"]
 
     def add_record(self, obj: dict[str, Any], path: str, line: int) -> None:
-        """Append a decoded record the record rules accept (e.g. by ``records.fast_valid``)."""
+        """Append a decoded record the record rules accept (``records.check_trial``)."""
         key = (obj["provider"], obj["model"], obj["workload"], obj["workload_version"],
                obj["scorer"])
         stratum = self._strata.setdefault(key, len(self._strata))

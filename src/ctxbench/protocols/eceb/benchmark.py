@@ -15,6 +15,7 @@ from ctxbench.core.digests import HEX64
 from ctxbench.core.errors import IntegrityError, PointerError, describe_value, pointer_join
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
+from ctxbench.core.limits import MAX_COUNT
 from ctxbench.protocols.eceb.model import (
     BENCHMARK_SCHEMA,
     CLAIM_CLASSES,
@@ -28,7 +29,18 @@ from ctxbench.protocols.eceb.model import (
 from ctxbench.protocols.eceb.paths import path_problem
 from ctxbench.protocols.eceb.root import corpus_root
 
-__all__ = ["HEX_TEXT", "ID_PATTERN", "document_fields", "load_benchmark", "parse_benchmark"]
+__all__ = [
+    "HEX_TEXT",
+    "ID_PATTERN",
+    "MAX_REPETITIONS",
+    "document_fields",
+    "load_benchmark",
+    "parse_benchmark",
+]
+
+# A task asks for at most this many repetitions per strategy and budget: evaluation
+# visits every one, so a count nobody meant (10**12) must be refused, not attempted.
+MAX_REPETITIONS = 10_000
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _ID_TEXT = "an id of 1-128 characters from [A-Za-z0-9._:-] starting with a letter or digit"
@@ -191,7 +203,7 @@ def _tasks(top: Fields, by_id: dict[str, Artifact]) -> tuple[Task, ...]:
         minimum = f.req_int("minimum_quality_milli", minimum=0, maximum=1000)
         regression = f.req_int("maximum_quality_regression_milli", minimum=0, maximum=1000)
         terms = _strings(f, "answer_terms")
-        repetitions = f.req_int("required_repetitions", minimum=1)
+        repetitions = f.req_int("required_repetitions", minimum=1, maximum=MAX_REPETITIONS)
         abstain = f.boolean("expect_abstention", optional=True) or False
         if abstain and not terms:
             f.fail("answer_terms", "at least one term that expresses the abstention", [])
@@ -222,9 +234,9 @@ def _ladder(f: Fields) -> tuple[int, ...]:
     out: list[int] = []
     for i, value in enumerate(values):
         where = pointer_join(f.pointer or "", "budget_ladder", i)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise PointerError(f.path, where,
-                               f"expected an integer >= 1, got {describe_value(value)}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+            raise PointerError(f.path, where, f"expected an integer in [1, {MAX_COUNT}], "
+                               f"got {describe_value(value)}")
         if out and value <= out[-1]:
             raise PointerError(f.path, where, f"expected a budget greater than {out[-1]} "
                                f"(the ladder ascends strictly), got {describe_value(value)}")

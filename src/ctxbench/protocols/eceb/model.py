@@ -37,6 +37,8 @@ KINDS: tuple[str, ...] = (
     "infrastructure", "policy",
 )
 CLASSIFICATIONS: tuple[str, ...] = ("public", "internal", "confidential", "restricted")
+# The one definition of the strategy names (spec §7, weakest first); the compiler and the
+# runner derive theirs from it.
 STRATEGIES: tuple[str, ...] = ("full_permitted_context", "naive_top_k", "compiled")
 # Weakest first: a report may carry a class from this list no stronger than declared.
 CLAIM_CLASSES: tuple[str, ...] = (

@@ -2,7 +2,9 @@
 
 Every number in a run is an integer: a float anywhere (even ``1.0``) is an error, so
 tokens, money (micro-USD), latency (ms) and quality (thousandths) are never rounded
-silently. Repetition numbers are one-based and unique per task, strategy and budget.
+silently, and none exceeds 2^53 - 1. Repetition numbers are one-based and unique per
+task, strategy and budget. Each observation field is described once (a rule table; the
+valid path is generated from it), so each rejection names its JSON pointer.
 """
 
 from __future__ import annotations
@@ -15,6 +17,15 @@ from ctxbench.core.digests import HEX64
 from ctxbench.core.errors import PointerError, describe_value, pointer_join
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
+from ctxbench.core.limits import MAX_COUNT
+from ctxbench.core.ruletable import (
+    Rule,
+    all_fields_ok,
+    enum_rule,
+    integer_rule,
+    pattern_rule,
+    string_rule,
+)
 from ctxbench.protocols.eceb.benchmark import HEX_TEXT, ID_PATTERN, document_fields
 from ctxbench.protocols.eceb.model import (
     CLAIM_CLASSES,
@@ -99,10 +110,11 @@ def _scalars(top: Fields, name: str) -> dict[str, Any]:
     value = top.obj(name)
     assert value is not None
     for key, item in value.items():
-        if item is not None and not isinstance(item, str | int | bool):
+        if (item is not None and not isinstance(item, str | int | bool)) or (
+                type(item) is int and not -MAX_COUNT <= item <= MAX_COUNT):
             raise PointerError(top.path, pointer_join("", name, key),
-                               f"expected a string, integer, boolean or null, "
-                               f"got {describe_value(item)}")
+                               f"expected a string, an integer in [-{MAX_COUNT}, {MAX_COUNT}], "
+                               f"a boolean or null, got {describe_value(item)}")
     return dict(value)
 
 
@@ -120,113 +132,99 @@ def _identity(top: Fields, name: str, required: tuple[str, ...]) -> dict[str, An
     return value
 
 
+# Each observation field described once; the valid path runs the generated whole-record
+# check, the error path the same rules in this order (so each rejection names its pointer).
+_TASK_ID = string_rule("task_id")
+_STRATEGY = enum_rule("strategy", STRATEGIES)
+_BUDGET = integer_rule("budget", 1)  # required unless the strategy is the baseline
+_REPETITION = integer_rule("repetition", 1)
+_MEASURES = (
+    *(integer_rule(name, 0) for name in ("input_tokens", "output_tokens",
+                                          "input_cost_micro_usd", "output_cost_micro_usd",
+                                          "latency_ms")),
+    integer_rule("quality_milli", 0, 1000),
+    string_rule("answer", nonblank=False),
+    pattern_rule("context_blake3", HEX64, HEX_TEXT),
+)
+_OBS_OK = all_fields_ok((_TASK_ID, _STRATEGY, _REPETITION, *_MEASURES), "observation")
+_ARTIFACT_ID = string_rule("artifact_id")
+_BLAKE3 = pattern_rule("blake3", HEX64, HEX_TEXT)
+_SELECTED_OK = all_fields_ok((_ARTIFACT_ID, _BLAKE3), "selected")
+_OBS_SET = frozenset(_OBS)
+_SELECTED_SET = frozenset(("artifact_id", "blake3"))
+
+
 def _observations(top: Fields) -> tuple[Observation, ...]:
     raw_list = top.array("observations")
     assert raw_list is not None
     out: list[Observation] = []
     seen: dict[tuple[str, str, int | None, int], int] = {}
     for index, raw in enumerate(raw_list):
-        pointer = pointer_join("", "observations", index)
-        if not isinstance(raw, dict):
-            raise PointerError(top.path, pointer,
-                               f"expected a JSON object, got {describe_value(raw)}")
-        fast = _fast_observation(raw, index)
-        if fast is not None:
-            key = (fast.task_id, fast.strategy, fast.budget, fast.repetition)
-            if key not in seen:
-                seen[key] = index
-                out.append(fast)
-                continue
-        f = Fields(raw, path=top.path, pointer=pointer)
-        f.only(_OBS)
-        f.require(_OBS)
-        task_id = f.req_string("task_id")
-        strategy = f.req_enum("strategy", STRATEGIES)
-        if strategy == "full_permitted_context":
-            if raw["budget"] is not None:
-                f.fail("budget", "null for the full_permitted_context baseline", raw["budget"])
-            budget = None
-        else:
-            budget = f.integer("budget", minimum=1)
-        repetition = f.req_int("repetition", minimum=1)
-        key = (task_id, strategy, budget, repetition)
+        obs = _fast(raw, index) if type(raw) is dict else None
+        if obs is None:
+            obs = _located(raw, index, top.path)
+        key = (obs.task_id, obs.strategy, obs.budget, obs.repetition)
         if key in seen:
-            f.fail("repetition", f"a repetition number not already used by "
-                   f"/observations/{seen[key]} (same task, strategy and budget)", repetition)
+            raise PointerError(top.path, pointer_join("", "observations", index, "repetition"),
+                               f"expected a repetition number not already used by "
+                               f"/observations/{seen[key]} (same task, strategy and budget), "
+                               f"got {describe_value(obs.repetition)}")
         seen[key] = index
-        selected = _selected(f, pointer)
-        out.append(Observation(
-            task_id=task_id, strategy=strategy, budget=budget, repetition=repetition,
-            input_tokens=f.req_int("input_tokens", minimum=0),
-            output_tokens=f.req_int("output_tokens", minimum=0),
-            input_cost_micro_usd=f.req_int("input_cost_micro_usd", minimum=0),
-            output_cost_micro_usd=f.req_int("output_cost_micro_usd", minimum=0),
-            latency_ms=f.req_int("latency_ms", minimum=0),
-            quality_milli=f.req_int("quality_milli", minimum=0, maximum=1000),
-            answer=f.req_string("answer", nonblank=False),
-            selected_artifacts=selected,
-            context_blake3=_hex(f, "context_blake3"),
-            index=index,
-        ))
+        out.append(obs)
     return tuple(out)
 
 
-_OBS_SET = frozenset(_OBS)
-_INTS = ("input_tokens", "output_tokens", "input_cost_micro_usd", "output_cost_micro_usd",
-         "latency_ms")
-
-
-def _fast_observation(raw: dict[str, Any], index: int) -> Observation | None:
-    """The observation when every field is plainly valid; None sends it to the located checks.
-
-    Runs hold hundreds of thousands of observations, so the common case is checked with
-    direct type tests; anything unusual takes the slow path, which names the problem.
-    """
-    if raw.keys() != _OBS_SET:
+def _fast(raw: dict[str, Any], index: int) -> Observation | None:
+    """The observation when every rule holds; None sends it to :func:`_located`."""
+    if raw.keys() != _OBS_SET or not _OBS_OK(raw):
         return None
-    task_id, strategy, budget = raw["task_id"], raw["strategy"], raw["budget"]
-    repetition, quality, answer = raw["repetition"], raw["quality_milli"], raw["answer"]
-    if type(task_id) is not str or not task_id.strip() or strategy not in STRATEGIES:
+    budget = raw["budget"]
+    if (budget is not None) if raw["strategy"] == "full_permitted_context" else (
+            not _BUDGET.ok(budget)):
         return None
-    if strategy == "full_permitted_context":
-        if budget is not None:
+    items = raw["selected_artifacts"]
+    if type(items) is not list:
+        return None
+    selected = []
+    for item in items:
+        if type(item) is not dict or item.keys() != _SELECTED_SET or not _SELECTED_OK(item):
             return None
-    elif type(budget) is not int or budget < 1:
+        selected.append(Selected(item["artifact_id"], item["blake3"]))
+    if len({s.artifact_id for s in selected}) != len(selected):
         return None
-    if type(repetition) is not int or repetition < 1 or type(quality) is not int \
-            or not 0 <= quality <= 1000 or type(answer) is not str:
-        return None
-    for name in _INTS:
-        value = raw[name]
-        if type(value) is not int or value < 0:
-            return None
-    context = raw["context_blake3"]
-    if type(context) is not str or HEX64.fullmatch(context) is None:
-        return None
-    selected_raw = raw["selected_artifacts"]
-    if type(selected_raw) is not list:
-        return None
-    selected: list[Selected] = []
-    seen: set[str] = set()
-    for item in selected_raw:
-        if type(item) is not dict or len(item) != 2:
-            return None
-        artifact_id, digest = item.get("artifact_id"), item.get("blake3")
-        if type(artifact_id) is not str or not artifact_id.strip() or artifact_id in seen \
-                or type(digest) is not str or HEX64.fullmatch(digest) is None:
-            return None
-        seen.add(artifact_id)
-        selected.append(Selected(artifact_id, digest))
-    return Observation(task_id, strategy, budget, repetition, raw["input_tokens"],
-                       raw["output_tokens"], raw["input_cost_micro_usd"],
-                       raw["output_cost_micro_usd"], raw["latency_ms"], quality, answer,
-                       tuple(selected), context, index)
+    return Observation(raw["task_id"], raw["strategy"], budget, raw["repetition"],
+                       raw["input_tokens"], raw["output_tokens"], raw["input_cost_micro_usd"],
+                       raw["output_cost_micro_usd"], raw["latency_ms"], raw["quality_milli"],
+                       raw["answer"], tuple(selected), raw["context_blake3"], index)
 
 
-def _hex(f: Fields, name: str) -> str:
-    value = f.matching(name, HEX64, HEX_TEXT)
-    assert value is not None
+def _check(f: Fields, rule: Rule) -> Any:
+    value = f.value[rule.name]
+    if not rule.ok(value):
+        f.fail(rule.name, rule.expected, value)
     return value
+
+
+def _located(raw: Any, index: int, path: str) -> Observation:
+    """Apply the same rules one by one and raise the first failure at its pointer."""
+    pointer = pointer_join("", "observations", index)
+    if not isinstance(raw, dict):
+        raise PointerError(path, pointer, f"expected a JSON object, got {describe_value(raw)}")
+    f = Fields(raw, path=path, pointer=pointer)
+    f.only(_OBS)
+    f.require(_OBS)
+    task_id, strategy = _check(f, _TASK_ID), _check(f, _STRATEGY)
+    if strategy == "full_permitted_context":
+        if raw["budget"] is not None:
+            f.fail("budget", "null for the full_permitted_context baseline", raw["budget"])
+        budget = None
+    else:
+        budget = _check(f, _BUDGET)
+    repetition = _check(f, _REPETITION)
+    selected = _selected(f, pointer)
+    values = [_check(f, rule) for rule in _MEASURES]
+    return Observation(task_id, strategy, budget, repetition, values[0], values[1], values[2],
+                       values[3], values[4], values[5], values[6], selected, values[7], index)
 
 
 def _selected(f: Fields, pointer: str) -> tuple[Selected, ...]:
@@ -241,10 +239,10 @@ def _selected(f: Fields, pointer: str) -> tuple[Selected, ...]:
         s = Fields(raw, path=f.path, pointer=where)
         s.only(("artifact_id", "blake3"))
         s.require(("artifact_id", "blake3"))
-        artifact_id = s.req_string("artifact_id")
+        artifact_id = _check(s, _ARTIFACT_ID)
         if artifact_id in seen:
             s.fail("artifact_id", "each artifact selected at most once per observation",
                    artifact_id)
         seen.add(artifact_id)
-        out.append(Selected(artifact_id, _hex(s, "blake3")))
+        out.append(Selected(artifact_id, _check(s, _BLAKE3)))
     return tuple(out)
