@@ -294,6 +294,7 @@ def test_compile_verify_refuses_a_commit_forged_around_restricted_text(
                              str(seed.corpus), "--context", str(text_path)])
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
-    assert err == (f"ctxbench: error: context commit: the context is not composed of the "
+    assert err == (f"ctxbench: error: {commit_path}: context commit: the context is not "
+                   f"composed of the "
                    f"selected bytes: character {len(text)} of the context starts text that is "
                    f"neither a whole line of a selected range nor framing\n")

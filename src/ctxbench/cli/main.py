@@ -59,7 +59,14 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy and cmd_name not in self.commands:
             module_name, attr, _help = self.lazy[cmd_name]
-            command = getattr(importlib.import_module(module_name), attr)
+            try:
+                module = importlib.import_module(module_name)
+            except KeyboardInterrupt:
+                # Ctrl-C while the command's own modules load: nothing has run yet.
+                sys.stderr.write("ctxbench: interrupted while starting; nothing was run or "
+                                 "written\n")
+                raise SystemExit(130) from None
+            command = getattr(module, attr)
             if not isinstance(command, click.Command):
                 raise TypeError(f"{module_name}.{attr} is not a click command")
             self.add_command(command, cmd_name)

@@ -233,7 +233,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         if entry is None or "ci" not in entry:
             continue
         basis = "net (agent + governance)" if entry["basis"] == "net" else "agent only"
-        lines.append(f"| {key} | {basis} | {entry['percent_saved']:.2f}% | "
+        saved = entry["percent_saved"]
+        shown = "n/a" if saved is None else f"{saved:.2f}%"
+        lines.append(f"| {key} | {basis} | {shown} | "
                      f"{_range(entry['ci'], 2)} | "
                      f"{_range(entry['percentile_ci_not_gating'], 2)} |")
     if report["warnings"]:
