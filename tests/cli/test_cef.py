@@ -69,10 +69,10 @@ def test_flags_cannot_override_a_preregistration(example: Path,
 def test_without_preregistration_every_setting_is_in_the_command(
         example: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert ctxbench("cef", "analyze", "trials.jsonl", "--seed", "5", "--unit", "task",
-                    "--bootstrap-samples", "500") == 0
+                    "--bootstrap-samples", "1000") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["methodology"]["reproduce"] == (
-        "ctxbench cef analyze trials.jsonl --bootstrap-samples 500 --seed 5 "
+        "ctxbench cef analyze trials.jsonl --bootstrap-samples 1000 --seed 5 "
         "--quality-tolerance 0.01 --confidence-level 0.95 --unit task")
     assert report["preregistration"]["source"] == "protocol_defaults_with_command_line"
 

@@ -30,7 +30,7 @@ def test_defaults_are_the_protocols() -> None:
     assert p.failure_scores == {"task_score": 0.0, "evidence_recall": 0.0,
                                 "unsupported_claim_rate": 1.0}
     assert (p.resampling_unit, p.min_paired_units, p.source) == (
-        "task-replicate", 10, "protocol_defaults")
+        "task", 10, "protocol_defaults")
     assert p.digest() == blake3_json(p.normalized())
 
 
@@ -62,7 +62,17 @@ def _parse(doc: dict[str, object]) -> str:
      "/exclusions/0/class: expected \"infrastructure\""),
     ({"quality_tolerance": 2}, "p.json: /quality_tolerance: expected a number in [0, 1]"),
     ({"resampling_unit": "pair"}, "/resampling_unit: expected one of task-replicate, task"),
-    ({"confidence_level": 1}, "/confidence_level: expected a number strictly between 0 and 1"),
+    ({"confidence_level": 1},
+     "/confidence_level: expected a number in [0.8, 0.999] (the protocol's range), got the "
+     "number 1"),
+    ({"confidence_level": 0.5}, "/confidence_level: expected a number in [0.8, 0.999]"),
+    ({"confidence_level": 0.9995}, "/confidence_level: expected a number in [0.8, 0.999]"),
+    ({"bootstrap_samples": 999},
+     "/bootstrap_samples: expected an integer >= 1000, got the integer 999"),
+    ({"bootstrap_samples": 1}, "/bootstrap_samples: expected an integer >= 1000"),
+    ({"min_paired_units": 9},
+     "/min_paired_units: expected an integer >= 10, got the integer 9"),
+    ({"min_paired_units": 1}, "/min_paired_units: expected an integer >= 10"),
     ({"conditions": ["entroly", "combined"]}, "/conditions: expected a list that includes the "
      "baseline 'raw'"),
     ({"claims": ["raw"]}, "/claims/0: expected a condition other than the baseline"),
@@ -100,7 +110,7 @@ def test_overrides_apply_to_the_defaults_and_are_checked() -> None:
         with_overrides(default_preregistration(), {"confidence_level": 95})
 
 
-@given(tol=st.floats(0, 1), seed=st.integers(0, 2**53 - 1), samples=st.integers(1, 10**6))
+@given(tol=st.floats(0, 1), seed=st.integers(0, 2**53 - 1), samples=st.integers(1000, 10**6))
 def test_digest_depends_on_every_setting(tol: float, seed: int, samples: int) -> None:
     a = parse_preregistration({"protocol_version": "1", "quality_tolerance": tol, "seed": seed,
                                "bootstrap_samples": samples}, path="p")
