@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("ctxbench.cli.eceb", "eceb"),
     ("ctxbench.cli.run", "run"),
     ("ctxbench.cli.demo", "demo"),
+    ("ctxbench.cli.calibrate", "calibrate"),
 )
 
 

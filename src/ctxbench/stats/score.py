@@ -48,7 +48,8 @@ __all__ = ["ScoreInterval", "ScoreTest", "score_interval", "score_test", "t_quan
 FloatArray = NDArray[np.float64]
 _NORMAL = NormalDist()
 _LAMBDA_STEPS = 50
-_ROOT_STEPS = 60
+_ROOT_STEPS = 200
+_BISECTION_STEPS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,37 +99,57 @@ class ScoreInterval:
     cluster carries a denominator): no gate may pass on it."""
 
 
-def _solve_lambda(z: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
-    """The root of sum z / (1 + lambda z) (decreasing) in (lo, hi): Newton, else bisection."""
+def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
+    """The root of sum w z / (1 + lambda z) (decreasing) in (lo, hi): Newton, else bisection."""
+    lo0, hi0 = lo, hi
     lam = np.clip(np.zeros(z.shape[0]), lo, hi)
     lam = np.where((lam <= lo) | (lam >= hi), 0.5 * (lo + hi), lam)
     for _ in range(_LAMBDA_STEPS):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ratio = z / (1.0 + lam[:, None] * z)
-            value = ratio.sum(axis=1)
-            slope = -(ratio * ratio).sum(axis=1)
+            value = (w * ratio).sum(axis=1)
+            slope = -(w * ratio * ratio).sum(axis=1)
             step = lam - value / slope
         lo = np.where(value > 0, lam, lo)
         hi = np.where(value > 0, hi, lam)
         inside = (step > lo) & (step < hi) & np.isfinite(step)
         new = np.where(inside, step, 0.5 * (lo + hi))
-        done = np.all(np.abs(new - lam) <= 1e-12 * (1.0 + np.abs(lam)))
+        done = np.all((np.abs(new - lam) <= 1e-12 * np.abs(lam))
+                      | (np.abs(value) <= 1e-13 * (w * np.abs(z)).sum(axis=1)))
         lam = new
         if done:
             break
+    # Rows Newton left short of the root (rare) finish by bisection on their bracket.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        value = (w * z / (1.0 + lam[:, None] * z)).sum(axis=1)
+    scale = (w * np.abs(z)).sum(axis=1)
+    bad = ~(np.abs(value) <= 1e-9 * scale)
+    if bad.any():
+        zb = z[bad]
+        lo_b, hi_b = lo0[bad].copy(), hi0[bad].copy()
+        for _ in range(_BISECTION_STEPS):
+            mid = 0.5 * (lo_b + hi_b)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                positive = (w * zb / (1.0 + mid[:, None] * zb)).sum(axis=1) > 0
+            lo_b = np.where(positive, mid, lo_b)
+            hi_b = np.where(positive, hi_b, mid)
+        lam[bad] = 0.5 * (lo_b + hi_b)
     return np.asarray(lam, dtype=np.float64)
 
 
-def _tilted_variance(z: FloatArray, a: FloatArray | None, b: FloatArray | None) -> FloatArray:
+def _tilted_variance(z: FloatArray, w: FloatArray, a: FloatArray | None,
+                     b: FloatArray | None) -> FloatArray:
     """E(z^2) under the constrained maximum-likelihood distribution of mean zero.
 
-    ``z`` is (g, n), one row per null; ``a`` < 0 < ``b`` (g,) are the extreme contrasts
+    ``z`` is (g, k), one row per null, over k distinct clusters observed ``w`` times
+    (``w.sum() = n``); ``a`` < 0 < ``b`` (g,) are the extreme contrasts
     a cluster could take (None: unbounded). The support is the observed contrasts plus
     the extremes as cells with no observations (Tango's multinomial when scores are
     binary); an extreme receives mass only when the likelihood is best served that way.
     Returns NaN where no distribution on the support has mean zero.
     """
-    g, n = z.shape
+    g = z.shape[0]
+    n = float(w.sum())
     zmin = z.min(axis=1)
     zmax = z.max(axis=1)
     low_end = zmin if a is None else np.minimum(a, zmin)
@@ -144,16 +165,16 @@ def _tilted_variance(z: FloatArray, a: FloatArray | None, b: FloatArray | None) 
             den = 1.0 + lam[:, None] * z
             terms = np.where(den > 0, z / np.where(den > 0, den, 1.0),
                              np.where(z > 0, np.inf, -np.inf))
-        return np.asarray(terms.sum(axis=1), dtype=np.float64)
+        return np.asarray((w * terms).sum(axis=1), dtype=np.float64)
 
     on_a = ok & (a is not None) & (total(hi) >= 0)
     on_b = ok & (b is not None) & ~on_a & (total(lo) <= 0)
     inner = ok & ~on_a & ~on_b
     out = np.full(g, np.nan)
     if inner.any():
-        lam = _solve_lambda(z[inner], lo[inner], hi[inner])
+        lam = _solve_lambda(z[inner], w, lo[inner], hi[inner])
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = 1.0 / (1.0 + lam[:, None] * z[inner])
+            p = w / (1.0 + lam[:, None] * z[inner])
             tilted = (p * z[inner] ** 2).sum(axis=1) / p.sum(axis=1)
         out[inner] = tilted
     for mask, ext in ((on_a, a), (on_b, b)):
@@ -164,12 +185,12 @@ def _tilted_variance(z: FloatArray, a: FloatArray | None, b: FloatArray | None) 
         # KKT solution with a zero-count extreme cell e: p_i = (1/n) e / (e - z_i), and
         # the extreme takes the rest.
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = (1.0 / n) * e[:, None] / (e[:, None] - zm)
+            p = (w / n) * e[:, None] / (e[:, None] - zm)
         p_ext = np.clip(1.0 - p.sum(axis=1), 0.0, 1.0)
         out[mask] = (p * zm * zm).sum(axis=1) + p_ext * e * e
     # The plain second moment about the null guards heavy tails, where the tilt
     # (which down-weights the extreme clusters) understates the variance.
-    return np.where(ok, np.maximum(out, (z * z).mean(axis=1)), out)
+    return np.where(ok, np.maximum(out, (w * z * z).sum(axis=1) / n), out)
 
 
 def _extremes(num: FloatArray, den: FloatArray,
@@ -184,25 +205,31 @@ def _extremes(num: FloatArray, den: FloatArray,
     return max(lower, -largest), min(upper, largest)
 
 
-def _statistics(num: FloatArray, den: FloatArray, theta0: FloatArray,
-                bounds: tuple[float, float] | None) -> FloatArray:
-    """``T(theta0)`` for each null in ``theta0`` (g,)."""
-    n = num.shape[0]
+def _statistics(num: FloatArray, den: FloatArray, w: FloatArray, theta0: FloatArray,
+                extremes: tuple[float, float] | None) -> FloatArray:
+    """``T(theta0)`` for each null in ``theta0`` (g,); clusters ``(num, den)`` seen ``w`` times."""
+    n = float(w.sum())
     z = num[None, :] - theta0[:, None] * den[None, :]
     a = b = None
-    if bounds is not None:
-        low, high = _extremes(num, den, bounds)
+    if extremes is not None:
+        low, high = extremes
         dmax = float(den.max())
         a = dmax * (low - theta0)
         b = dmax * (high - theta0)
-    mean = z.mean(axis=1)
-    var = _tilted_variance(z, a, b)
+    mean = (w * z).sum(axis=1) / n
+    var = _tilted_variance(z, w, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / np.sqrt(var / n)
     # Outside the support's range: every contrast has one sign (or all are zero).
     signed_inf = np.where(mean > 0, np.inf, np.where(mean < 0, -np.inf, 0.0))
     t = np.where(np.isnan(var), signed_inf, t)
     return np.where((mean == 0) & ~(var > 0), 0.0, t)
+
+
+def _distinct(num: FloatArray, den: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Distinct clusters and how often each occurs (binary scores have at most three)."""
+    rows, counts = np.unique(np.column_stack([num, den]), axis=0, return_counts=True)
+    return rows[:, 0].copy(), rows[:, 1].copy(), counts.astype(np.float64)
 
 
 def _check(num: FloatArray, den: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -229,7 +256,9 @@ def score_test(num: FloatArray, den: FloatArray, theta0: float, *, level: float 
     if not 0.0 < level < 1.0:
         raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
     n_arr, d_arr = _check(num, den)
-    t = float(_statistics(n_arr, d_arr, np.array([theta0], dtype=np.float64), bounds)[0])
+    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
+    u_num, u_den, w = _distinct(n_arr, d_arr)
+    t = float(_statistics(u_num, u_den, w, np.array([theta0], dtype=np.float64), extremes)[0])
     crit = _critical(level, n_arr.shape[0])
     return ScoreTest(theta0=theta0, statistic=t, critical=crit, shows_greater=t >= crit,
                      shows_less=t <= -crit)
@@ -240,26 +269,44 @@ def _critical(level: float, clusters: int) -> float:
     return t_quantile(q, clusters - 1) if clusters > 1 else math.inf
 
 
-def _root(num: FloatArray, den: FloatArray, target: float, lo: float, hi: float,
-          bounds: tuple[float, float] | None) -> float:
+def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: float,
+          hi: float, extremes: tuple[float, float] | None) -> float:
     """theta0 in [lo, hi] where T crosses ``target`` (T decreases in theta0)."""
-    t_lo, t_hi = _statistics(num, den, np.array([lo, hi]), bounds)
+    t_lo, t_hi = _statistics(num, den, w, np.array([lo, hi]), extremes)
     if t_lo <= target:
         return lo
     if t_hi >= target:
         return hi
-    # Sixteen nulls per step: each step shrinks the bracket 17-fold.
+    # Regula falsi with the Illinois modification on f = T - target, which keeps the
+    # root bracketed and converges superlinearly; one null per step keeps memory at
+    # one row of clusters however many there are.
+    f_lo, f_hi = float(t_lo) - target, float(t_hi) - target
+    if not math.isfinite(f_lo):
+        f_lo = 1e6
+    if not math.isfinite(f_hi):
+        f_hi = -1e6
+    side = 0
     for _ in range(_ROOT_STEPS):
-        grid = np.linspace(lo, hi, 18)[1:-1]
-        t = _statistics(num, den, grid, bounds)
-        above = np.flatnonzero(t > target)
-        k = int(above[-1]) + 1 if above.shape[0] else 0
-        new_lo = lo if k == 0 else float(grid[k - 1])
-        new_hi = hi if k == grid.shape[0] else float(grid[k])
-        if new_hi - new_lo >= hi - lo or new_hi - new_lo <= 1e-10 * max(1.0, abs(new_hi)):
-            lo, hi = new_lo, new_hi
+        if hi - lo <= 1e-10 * max(1.0, abs(lo), abs(hi)):
             break
-        lo, hi = new_lo, new_hi
+        mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = 0.5 * (lo + hi)
+        f_mid = float(_statistics(num, den, w, np.array([mid]), extremes)[0]) - target
+        if not math.isfinite(f_mid):
+            f_mid = 1e6 if f_mid > 0 else -1e6
+        if f_mid > 0:
+            lo, f_lo = mid, f_mid
+            if side == 1:
+                f_hi *= 0.5
+            side = 1
+        elif f_mid < 0:
+            hi, f_hi = mid, f_mid
+            if side == -1:
+                f_lo *= 0.5
+            side = -1
+        else:
+            return mid
     return 0.5 * (lo + hi)
 
 
@@ -287,6 +334,8 @@ def score_interval(num: FloatArray, den: FloatArray, *, level: float = 0.95,
         lo_end, hi_end = float(ratios.min()), float(ratios.max())
     z = n_arr - estimate * d_arr
     degenerate = bool(np.all(np.abs(z) <= 1e-12 * max(1.0, float(np.abs(n_arr).max()))))
-    low = _root(n_arr, d_arr, crit, lo_end, estimate, bounds)
-    high = _root(n_arr, d_arr, -crit, estimate, hi_end, bounds)
+    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
+    u_num, u_den, w = _distinct(n_arr, d_arr)
+    low = _root(u_num, u_den, w, crit, lo_end, estimate, extremes)
+    high = _root(u_num, u_den, w, -crit, estimate, hi_end, extremes)
     return ScoreInterval(estimate, low, high, level, n, degenerate)
