@@ -109,3 +109,36 @@ def test_render_refuses_other_documents(tmp_path: Path,
     path.write_text('{"schema_version": "other"}')
     assert ctxbench("cef", "render", str(path)) == 2
     assert "expected a ctxbench.cef-report.v1 report" in capsys.readouterr().err
+
+
+def test_ten_identical_pairs_are_not_a_win(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    records = []
+    for i in range(10):
+        for cond, ctx in (("raw", 1000 + i), ("entroly", 500 + i)):
+            text = f"t{i}/{cond}"
+            records.append(base_record(task_id=f"t{i}", condition=cond, context_tokens=ctx,
+                                       provider_request_id=text, response_text=text,
+                                       context_commit_id=("ctx_" + "a" * 16 + str(i))
+                                       if cond == "entroly" else None))
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "r.json"
+    assert ctxbench("cef", "analyze", str(path), "--output", str(out), "--check") == 1
+    report = json.loads(out.read_text())
+    comp = report["aggregate"]["comparisons"][0]
+    assert comp["claim"] == "NO CLAIM" and report["headlines"] == []
+    assert comp["reasons"][0].startswith("H1 (task quality) failed: not evaluable")
+    assert comp["task_score_delta"]["degenerate"] is True
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--bootstrap-samples", "999", "bootstrap_samples: expected an integer >= 1000"),
+    ("--confidence-level", "0.5", "confidence_level: expected a number in [0.8, 0.999]"),
+    ("--confidence-level", "0.9999", "confidence_level: expected a number in [0.8, 0.999]"),
+])
+def test_flags_below_the_floors_are_rejected(example: Path, flag: str, value: str,
+                                             message: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert ctxbench("cef", "analyze", "trials.jsonl", flag, value) == 2
+    assert message in capsys.readouterr().err

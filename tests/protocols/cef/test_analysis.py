@@ -349,3 +349,26 @@ def test_declared_conformance_workloads_carry_no_headline() -> None:
     report = run(simple(n=20), other)
     assert report["claim_class"]["class"] == "product_measurement"
     assert len(report["headlines"]) == 1
+
+
+def test_a_task_under_two_models_is_one_cluster_in_the_aggregate() -> None:
+    records = simple(n=12)
+    other = [dict(r, model="other-model-2025") for r in simple(n=12)]
+    report = run(records + other)
+    agg = comparison(report, "entroly")
+    assert len(report["strata"]) == 2
+    assert (agg["paired_units"], agg["pairs"]) == (12, 24)
+    assert "a single cluster resampled jointly across them" in report["methodology"]["clusters"]
+    prereg = replace(default_preregistration(), resampling_unit="task-replicate")
+    assert comparison(run(records + other, prereg), "entroly")["paired_units"] == 24
+
+
+def test_token_totals_are_exact_integers_beyond_two_to_the_53() -> None:
+    big = 2**52 + 1
+    records = [dict(r, context_tokens=big + i) if r["condition"] == "raw" else r
+               for i, r in enumerate(simple(n=12))]
+    report = run(records)
+    point = report["aggregate"]["operating_points"][0]
+    expected = sum(big + 2 * i for i in range(12))
+    assert point["context_tokens_total"] == expected and expected > 2**53
+    assert isinstance(point["context_tokens_total"], int)
