@@ -115,13 +115,18 @@ def _jumps(rng: np.random.Generator, size: int, down: float, up: float,
 def _study(rng: np.random.Generator, n: int, *, score: FloatArray | None = None,
            evidence: FloatArray | None = None, unsupported: FloatArray | None = None,
            tokens: tuple[Any, Any] | None = None, replicates: int = 1,
-           models: int = 1) -> Study:
+           models: int = 1, quiet: bool = False) -> Study:
+    """A study; metrics not given are continuous noise (``quiet``) or unchanged."""
     task, replicate, model = _layout(rng, n, replicates, models)
     size = task.shape[0]
 
     def pair(delta: FloatArray | None, centre: float) -> tuple[FloatArray, FloatArray]:
         if delta is None:
-            return _quiet_scores(rng, size)
+            if quiet:
+                return _quiet_scores(rng, size)
+            # Unchanged: the gate reports "not evaluable" and costs nothing to compute.
+            same = np.full(size, centre)
+            return same, same.copy()
         base: FloatArray
         # Room for the jump on both sides: base in [0.2, 0.8] when the delta is small.
         if np.all(np.abs(delta) < 0.5):
@@ -134,7 +139,10 @@ def _study(rng: np.random.Generator, n: int, *, score: FloatArray | None = None,
     bs, cs = pair(score, 0.7)
     be, ce = pair(evidence, 0.7)
     bu, cu = pair(unsupported, 0.1)
-    bt, ct = tokens if tokens is not None else _tokens(rng, size)
+    if tokens is None:
+        tokens = _tokens(rng, size) if quiet else (np.full(size, 1000, dtype=np.int64),
+                                                   np.full(size, 600, dtype=np.int64))
+    bt, ct = tokens
     return Study(task, replicate, model, bs, cs, be, ce, bu, cu, bt, ct)
 
 
@@ -195,7 +203,7 @@ def _cov_two_models(rng: np.random.Generator, n: int) -> bool:
 
 def _cov_statistic(rng: np.random.Generator, n: int, stat: str) -> bool:
     """Continuous quality deltas, true mean zero; gamma tokens reduced 40%."""
-    study = _study(rng, n)
+    study = _study(rng, n, quiet=True)
     truth = 0.4 if stat == "context_reduction" else 0.0
     return _covers(run_study(study), stat, truth)
 
