@@ -21,9 +21,12 @@ The variance used is the larger of that tilted second moment and the plain secon
 moment of the contrasts about the null, which guards heavy tails (token counts), where
 the tilt, by down-weighting the extreme clusters, would understate it.
 
-Unbounded totals (token counts): the support is the observed contrasts; when they all
-have one sign the null lies outside their range and ``T`` is infinite (every cluster
-agrees), but the interval's end is then the most extreme cluster ratio, never beyond.
+Unbounded totals (token counts): there is no scale bound, so the empty cells sit at
+minus and plus the largest contrast any cluster showed (a task could move the total as
+far the other way as the farthest one did). That guards the one-sided test against the
+heavy right tail of token counts, where the missing large contrasts would otherwise
+make the variance too small; the price is a conservative interval. The interval never
+extends beyond the smallest and largest cluster ratio.
 
 The interval is ``{theta0 : |T(theta0)| < t_(1 - alpha, n - 1)}``, found by bracketed
 root finding; the Student-t quantile with ``clusters - 1`` degrees of freedom is the
@@ -210,12 +213,15 @@ def _statistics(num: FloatArray, den: FloatArray, w: FloatArray, theta0: FloatAr
     """``T(theta0)`` for each null in ``theta0`` (g,); clusters ``(num, den)`` seen ``w`` times."""
     n = float(w.sum())
     z = num[None, :] - theta0[:, None] * den[None, :]
-    a = b = None
     if extremes is not None:
         low, high = extremes
         dmax = float(den.max())
         a = dmax * (low - theta0)
         b = dmax * (high - theta0)
+    else:
+        # Unbounded: the empty cells mirror the largest contrast any cluster showed.
+        largest = np.abs(z).max(axis=1)
+        a, b = -largest, largest
     mean = (w * z).sum(axis=1) / n
     var = _tilted_variance(z, w, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
