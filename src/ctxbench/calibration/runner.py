@@ -37,17 +37,21 @@ def all_scenarios() -> tuple[Scenario, ...]:
 
 
 def select(scenarios: Sequence[Scenario], gates: Sequence[str] = (),
-           sizes: Sequence[int] = (), kinds: Sequence[str] = ()) -> tuple[Scenario, ...]:
-    """Scenarios whose gate starts with one of ``gates`` and whose n / kind match."""
+           sizes: Sequence[int] = (), kinds: Sequence[str] = (),
+           names: Sequence[str] = ()) -> tuple[Scenario, ...]:
+    """Scenarios whose gate starts with one of ``gates``, whose name contains one of
+    ``names``, and whose n / kind match (an empty filter matches everything)."""
     return tuple(s for s in scenarios
                  if (not gates or any(s.gate.startswith(g) for g in gates))
+                 and (not names or any(part in s.name for part in names))
                  and (not sizes or s.n in sizes) and (not kinds or s.kind in kinds))
 
 
 def calibrate(*, replications: int, seed: int, gates: Sequence[str] = (),
-              sizes: Sequence[int] = (), kinds: Sequence[str] = ()) -> list[CalibrationRow]:
+              sizes: Sequence[int] = (), kinds: Sequence[str] = (),
+              names: Sequence[str] = ()) -> list[CalibrationRow]:
     """Run the selected scenarios, each on its own named random stream."""
-    chosen = select(all_scenarios(), gates, sizes, kinds)
+    chosen = select(all_scenarios(), gates, sizes, kinds, names)
     if not chosen:
         raise ValueError("no calibration scenario matches the filters")
     return run_scenarios(chosen, replications, seed)

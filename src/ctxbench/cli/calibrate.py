@@ -14,6 +14,8 @@ __all__ = ["calibrate"]
               help="Simulated studies per scenario.")
 @click.option("--gate", "gates", multiple=True,
               help="Only scenarios whose gate starts with this (repeatable), e.g. cef.H1.")
+@click.option("--scenario", "names", multiple=True,
+              help="Only scenarios whose name contains this (repeatable).")
 @click.option("--n", "sizes", type=int, multiple=True, help="Only these study sizes.")
 @click.option("--kind", "kinds", type=click.Choice(["type_i", "power", "coverage"]),
               multiple=True, help="Only these kinds of row.")
@@ -23,7 +25,8 @@ __all__ = ["calibrate"]
               help="Also write the rows as JSON here.")
 @click.option("--markdown", "md_path", type=click.Path(dir_okay=False),
               help="Also write the Markdown table here.")
-def calibrate(replications: int, gates: tuple[str, ...], sizes: tuple[int, ...],
+def calibrate(replications: int, gates: tuple[str, ...], names: tuple[str, ...],
+              sizes: tuple[int, ...],
               kinds: tuple[str, ...], seed: int, json_path: str | None,
               md_path: str | None) -> None:
     """Measure type-I error, power and coverage of every gate by simulation.
@@ -38,7 +41,7 @@ def calibrate(replications: int, gates: tuple[str, ...], sizes: tuple[int, ...],
 
     try:
         rows = run(replications=replications, seed=seed, gates=gates, sizes=sizes,
-                   kinds=kinds)
+                   kinds=kinds, names=names)
     except ValueError as exc:
         raise InputError(f"calibrate: {exc}") from exc
     table = markdown_table(rows)
