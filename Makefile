@@ -10,7 +10,7 @@ LOCAL_STAMP := $(VENV)/.ctxbench-local
 # portable build works on them and elsewhere.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: demo test install local lint typecheck unit slow bench clean
+.PHONY: demo test install local lint typecheck unit slow bench calibrate clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,11 @@ bench: $(LOCAL_STAMP)
 	$(PY) benchmarks/bench_runner.py
 	$(PY) benchmarks/bench_html.py
 	$(PY) benchmarks/bench_ray.py
+
+# Simulated type-I error, power and coverage of every gate (>= 1,000 replications per
+# row; the table in docs/statistics.md comes from this command).
+calibrate: $(STAMP)
+	$(VENV)/bin/ctxbench calibrate --replications 1000 --json calibration.json --markdown calibration.md
 
 clean:
 	rm -rf $(VENV) ctxbench-demo .mypy_cache .ruff_cache .pytest_cache

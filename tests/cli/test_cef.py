@@ -69,10 +69,10 @@ def test_flags_cannot_override_a_preregistration(example: Path,
 def test_without_preregistration_every_setting_is_in_the_command(
         example: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert ctxbench("cef", "analyze", "trials.jsonl", "--seed", "5", "--unit", "task",
-                    "--bootstrap-samples", "500") == 0
+                    "--bootstrap-samples", "1000") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["methodology"]["reproduce"] == (
-        "ctxbench cef analyze trials.jsonl --bootstrap-samples 500 --seed 5 "
+        "ctxbench cef analyze trials.jsonl --bootstrap-samples 1000 --seed 5 "
         "--quality-tolerance 0.01 --confidence-level 0.95 --unit task")
     assert report["preregistration"]["source"] == "protocol_defaults_with_command_line"
 
@@ -133,3 +133,36 @@ def test_analysis_settings_next_to_a_preregistration_are_a_usage_error(
     err = capsys.readouterr().err
     assert err.startswith("ctxbench: error: --bootstrap-samples, --unit: a supplied "
                           "preregistration may not be overridden from the command line")
+
+
+def test_ten_identical_pairs_are_not_a_win(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    records = []
+    for i in range(10):
+        for cond, ctx in (("raw", 1000 + i), ("entroly", 500 + i)):
+            text = f"t{i}/{cond}"
+            records.append(base_record(task_id=f"t{i}", condition=cond, context_tokens=ctx,
+                                       provider_request_id=text, response_text=text,
+                                       context_commit_id=("ctx_" + "a" * 16 + str(i))
+                                       if cond == "entroly" else None))
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "r.json"
+    assert ctxbench("cef", "analyze", str(path), "--output", str(out), "--check") == 1
+    report = json.loads(out.read_text())
+    comp = report["aggregate"]["comparisons"][0]
+    assert comp["claim"] == "NO CLAIM" and report["headlines"] == []
+    assert comp["reasons"][0].startswith("H1 (task quality) failed: not evaluable")
+    assert comp["task_score_delta"]["degenerate"] is True
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--bootstrap-samples", "999", "bootstrap_samples: expected an integer in [1000, 100000]"),
+    ("--confidence-level", "0.5", "confidence_level: expected a number in [0.8, 0.999]"),
+    ("--confidence-level", "0.9999", "confidence_level: expected a number in [0.8, 0.999]"),
+])
+def test_flags_below_the_floors_are_rejected(example: Path, flag: str, value: str,
+                                             message: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert ctxbench("cef", "analyze", "trials.jsonl", flag, value) == 2
+    assert message in capsys.readouterr().err

@@ -129,7 +129,7 @@ def kinds(work: Path) -> list[Kind]:
             raise errors[0]
         return read_trials([path])
 
-    analyze = ("cef", "analyze", "{input}", "--bootstrap-samples", "20", "--output",
+    analyze = ("cef", "analyze", "{input}", "--bootstrap-samples", "1000", "--output",
                str(work / "cef-report.json"))
     eceb_out = str(work / "eceb-report.json")
     return [

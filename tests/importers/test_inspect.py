@@ -89,7 +89,7 @@ def test_end_to_end_into_both_reports(logs: tuple[Path, Path], tmp_path: Path,
     assert report["savings"]["tokens"]["percent_saved"] > 70
     assert report["status"] == "not_evaluable"  # fewer than 10 instances
 
-    cef = analyze_files([trials], overrides={"bootstrap_samples": 200})
+    cef = analyze_files([trials], overrides={"bootstrap_samples": 1000})
     assert cef["inputs"]["formats"] == {"ctxbench.trial.v1": 24}
     assert cef["claim_class"]["class"] == "conformance_fixture"
     raw, trimmed = cef["aggregate"]["operating_points"]
@@ -204,7 +204,7 @@ def test_errored_sample_stays_as_a_failure(logs: tuple[Path, Path], tmp_path: Pa
     errors = [r for r in _rows(trials) if r["outcome"] == "error"]
     assert [(r["task_id"], r["usage_source"], r["error_type"]) for r in errors] == [
         ("q1", "provider_error", "inspect_sample_error")] * 2
-    report = analyze_files([trials], overrides={"bootstrap_samples": 200})
+    report = analyze_files([trials], overrides={"bootstrap_samples": 1000})
     assert report["aggregate"]["operating_points"][1]["failures"] == 2
 
 
@@ -241,7 +241,7 @@ def test_provider_costs_and_their_absence(logs: tuple[Path, Path], tmp_path: Pat
             for r in records if r["condition"] == "raw"} == {
         ("provider_log", "pricing_snapshot", "base.eval")}
     assert sum(r["billed_cost_usd"] for r in records) == pytest.approx(12 * 0.0025)
-    report = analyze_files([trials], overrides={"bootstrap_samples": 200})
+    report = analyze_files([trials], overrides={"bootstrap_samples": 1000})
     assert report["claim_class"]["class"] != "conformance_fixture"
 
     unpriced = _as_provider(logs[1], tmp_path / "unpriced.eval", None)

@@ -39,6 +39,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "Import Inspect AI, SWE-bench or lm-eval logs as trials or rows."),
     "report": ("ctxbench.cli.report", "report",
                "Render report JSON files or run directories as one self-contained HTML page."),
+    "calibrate": ("ctxbench.cli.calibrate", "calibrate",
+                  "Measure each gate's false-pass rate and interval coverage by simulation."),
 }
 # Kept for callers that list the modules (module, attribute).
 COMMAND_MODULES: tuple[tuple[str, str], ...] = tuple(

@@ -188,7 +188,9 @@ def _methodology(report: dict[str, Any], level: str, report_name: str) -> list[s
         f"- Preregistration: {p['source']} (BLAKE3 `{p['digest_blake3']}`)",
         f"- Conditions: {', '.join(m['conditions'])} ({_SOURCE[m['conditions_source']]}); "
         f"claimed: {', '.join(m['claimed_conditions'])}",
-        f"- Paired {m['interval_method']} bootstrap, {m['bootstrap_samples']} resamples, "
+        f"- Gates: {m['gate_method']}",
+        f"- Clusters: {m['clusters']}",
+        f"- {m['bootstrap']} Percentile bootstrap: {m['bootstrap_samples']} resamples, "
         f"seed {m['seed']}, {level} intervals, resampling unit {m['resampling_unit']}",
         f"- Quality tolerance {m['quality_tolerance']:g}; minimum paired units "
         f"{m['min_paired_units']} (counted over units in which both sides succeeded); "

@@ -21,7 +21,7 @@ EXAMPLE_DIR = Path(__file__).resolve().parents[3] / "src/ctxbench/data/examples/
 
 def example_records() -> Iterator[dict[str, Any]]:
     conditions = {
-        "entroly": ConditionEffect(context_ratio=0.45, quality_shift=0.005, evidence_shift=0.005,
+        "entroly": ConditionEffect(context_ratio=0.45, quality_shift=0.01, evidence_shift=0.01,
                                    commit=True),
         "combined": ConditionEffect(context_ratio=0.3, quality_shift=-0.06,
                                     evidence_shift=-0.08, unsupported_shift=0.04,

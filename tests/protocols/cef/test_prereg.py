@@ -30,7 +30,7 @@ def test_defaults_are_the_protocols() -> None:
     assert p.failure_scores == {"task_score": 0.0, "evidence_recall": 0.0,
                                 "unsupported_claim_rate": 1.0}
     assert (p.resampling_unit, p.min_paired_units, p.source) == (
-        "task-replicate", 10, "protocol_defaults")
+        "task", 10, "protocol_defaults")
     assert p.digest() == blake3_json(p.normalized())
 
 
@@ -62,7 +62,17 @@ def _parse(doc: dict[str, object]) -> str:
      "/exclusions/0/class: expected \"infrastructure\""),
     ({"quality_tolerance": 2}, "p.json: /quality_tolerance: expected a number in [0, 1]"),
     ({"resampling_unit": "pair"}, "/resampling_unit: expected one of task-replicate, task"),
-    ({"confidence_level": 1}, "/confidence_level: expected a number strictly between 0 and 1"),
+    ({"confidence_level": 1},
+     "/confidence_level: expected a number in [0.8, 0.999] (the protocol's range), got the "
+     "number 1"),
+    ({"confidence_level": 0.5}, "/confidence_level: expected a number in [0.8, 0.999]"),
+    ({"confidence_level": 0.9995}, "/confidence_level: expected a number in [0.8, 0.999]"),
+    ({"bootstrap_samples": 999},
+     "/bootstrap_samples: expected an integer in [1000, 100000], got the integer 999"),
+    ({"bootstrap_samples": 1}, "/bootstrap_samples: expected an integer in [1000, 100000]"),
+    ({"min_paired_units": 9},
+     "/min_paired_units: expected an integer in [10, 9007199254740991], got the integer 9"),
+    ({"min_paired_units": 1}, "/min_paired_units: expected an integer in [10, 9007199254740991]"),
     ({"conditions": ["entroly", "combined"]}, "/conditions: expected a list that includes the "
      "baseline 'raw'"),
     ({"claims": ["raw"]}, "/claims/0: expected a condition other than the baseline"),
@@ -100,12 +110,12 @@ def test_settings_may_not_override_a_preregistration() -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "expected"), [
-    ("bootstrap_samples", 10**12, "/bootstrap_samples: expected an integer in [1, 100000], "
+    ("bootstrap_samples", 10**12, "/bootstrap_samples: expected an integer in [1000, 100000], "
      "got the integer 1000000000000"),
     ("replicates", 2**64, "/replicates: expected an integer in [1, 10000], got the integer "
      "18446744073709551616"),
     ("min_paired_units", 2**53, "/min_paired_units: expected an integer in "
-     "[1, 9007199254740991]"),
+     "[10, 9007199254740991]"),
     ("seed", 2**64, "/seed: expected an integer in [0, 9007199254740991]"),
 ])
 def test_every_count_is_bounded(key: str, value: int, expected: str) -> None:
@@ -114,7 +124,7 @@ def test_every_count_is_bounded(key: str, value: int, expected: str) -> None:
     assert str(info.value).startswith("p.json: " + expected)
     if key == "bootstrap_samples":
         with pytest.raises(InputError, match=r"^settings: /bootstrap_samples: expected an "
-                           r"integer in \[1, 100000\]"):
+                           r"integer in \[1000, 100000\]"):
             with_overrides(default_preregistration(), {key: value})
 
 
@@ -126,7 +136,8 @@ def test_overrides_apply_to_the_defaults_and_are_checked() -> None:
         with_overrides(default_preregistration(), {"confidence_level": 95})
 
 
-@given(tol=st.floats(0, 1), seed=st.integers(0, 2**53 - 1), samples=st.integers(1, 10**5 - 1))
+@given(tol=st.floats(0, 1), seed=st.integers(0, 2**53 - 1),
+       samples=st.integers(1000, 10**5 - 1))
 def test_digest_depends_on_every_setting(tol: float, seed: int, samples: int) -> None:
     a = parse_preregistration({"protocol_version": "1", "quality_tolerance": tol, "seed": seed,
                                "bootstrap_samples": samples}, path="p")

@@ -16,15 +16,16 @@ from ctxbench.core.errors import InputError
 from ctxbench.core.rng import derive_rng
 from ctxbench.protocols.cef.compare import (
     ConditionResult,
+    Margins,
     Scores,
     compare_condition,
     pair_columns,
 )
-from ctxbench.protocols.cef.hypotheses import judge
+from ctxbench.protocols.cef.hypotheses import decide_aggregate, judge
 from ctxbench.protocols.cef.pairing import Pairing, pair_trials
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.records import Trial
-from ctxbench.protocols.cef.report import assemble
+from ctxbench.protocols.cef.report import assemble, stratum_label
 from ctxbench.protocols.cef.table import TrialTable, table_from_trials
 
 __all__ = ["analyze", "effective_scores"]
@@ -70,12 +71,45 @@ def _units(pairing: Pairing, prereg: Preregistration,
     return units, cluster
 
 
+def _joint_tasks(table: TrialTable, pairing: Pairing) -> NDArray[np.int64]:
+    """One cluster per (workload, workload_version, task_id), shared by every stratum.
+
+    The same task run under two models (or providers, or scorers) is one cluster in
+    the aggregate, so its correlated outcomes are resampled together.
+    """
+    codes = table.task[pairing.rows[:, 0]]
+    unique, inverse = np.unique(codes, return_inverse=True)
+    ids: dict[tuple[str, str, str], int] = {}
+    joint = np.empty(unique.shape[0], dtype=np.int64)
+    for i, code in enumerate(unique.tolist()):
+        key = table.strata[int(table.task_stratum[code])]
+        joint[i] = ids.setdefault((key[2], key[3], table.task_ids[code]), len(ids))
+    return joint[inverse]
+
+
+def _cluster_strata(cluster: NDArray[np.int64], stratum: NDArray[np.int64]) -> NDArray[np.int64]:
+    """A stratum label per cluster (sorted): the set of strata the cluster appears in.
+
+    Clusters confined to one stratum are resampled within it; clusters spanning the same
+    strata are resampled within their group.
+    """
+    pairs = np.unique(np.column_stack([cluster, stratum]), axis=0)
+    sets: dict[int, list[int]] = {}
+    for c, s in pairs.tolist():
+        sets.setdefault(c, []).append(s)
+    names: dict[tuple[int, ...], int] = {}
+    return np.array([names.setdefault(tuple(sets[c]), len(names)) for c in sorted(sets)],
+                    dtype=np.int64)
+
+
 def _compare(scores: Scores, pairing: Pairing, prereg: Preregistration,
              units: NDArray[np.int64], cluster: NDArray[np.int64] | None, k: int,
-             rng: np.random.Generator, strata: NDArray[np.int64] | None) -> ConditionResult:
+             rng: np.random.Generator, strata: NDArray[np.int64] | None,
+             min_savings: float) -> ConditionResult:
     sums = pair_columns(scores, pairing.rows[units, 0], pairing.rows[units, k], cluster)
     return compare_condition(sums, rng=rng, n_resamples=prereg.bootstrap_samples,
-                             level=prereg.confidence_level, strata=strata)
+                             level=prereg.confidence_level, strata=strata,
+                             margins=Margins(prereg.quality_tolerance, min_savings))
 
 
 def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
@@ -98,11 +132,12 @@ def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
     strata_results: list[dict[str, Any]] = []
     for s, key in enumerate(pairing.strata):
         units, cluster = _units(pairing, prereg, pairing.unit_stratum == s)
+        threshold = prereg.min_savings_for(key[2])
         results = {}
         for k, condition in enumerate(pairing.conditions[1:], start=1):
             rng = derive_rng(prereg.seed, "cef", *key, condition)
-            results[condition] = _compare(scores, pairing, prereg, units, cluster, k, rng, None)
-        threshold = prereg.min_savings_for(key[2])
+            results[condition] = _compare(scores, pairing, prereg, units, cluster, k, rng,
+                                          None, threshold)
         strata_results.append({
             "key": key,
             "units": units,
@@ -112,24 +147,26 @@ def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
             "threshold": threshold,
         })
 
+    aggregate_threshold = max(s["threshold"] for s in strata_results)
     if len(pairing.strata) == 1:
         aggregate_results = strata_results[0]["results"]
     else:
-        units, cluster = _units(pairing, prereg, np.ones(pairing.unit_stratum.shape[0], bool))
-        labels = pairing.unit_stratum[units]
-        if cluster is not None:
-            starts = np.flatnonzero(np.r_[True, cluster[1:] != cluster[:-1]])
-            labels = labels[starts]
+        units = np.arange(pairing.unit_stratum.shape[0])
+        joint = _joint_tasks(table, pairing) if prereg.resampling_unit == "task" else None
+        labels = (pairing.unit_stratum if joint is None
+                  else _cluster_strata(joint, pairing.unit_stratum))
         aggregate_results = {}
         for k, condition in enumerate(pairing.conditions[1:], start=1):
             rng = derive_rng(prereg.seed, "cef", "aggregate", condition)
-            aggregate_results[condition] = _compare(scores, pairing, prereg, units, cluster,
-                                                    k, rng, labels)
-    aggregate_threshold = max(s["threshold"] for s in strata_results)
+            aggregate_results[condition] = _compare(scores, pairing, prereg, units, joint,
+                                                    k, rng, labels, aggregate_threshold)
     aggregate = {
         "results": aggregate_results,
-        "judgements": {c: judge(r, prereg, aggregate_threshold)
-                       for c, r in aggregate_results.items()},
+        "judgements": {
+            c: decide_aggregate(judge(r, prereg, aggregate_threshold),
+                                [(stratum_label(s["key"]), s["judgements"][c].win)
+                                 for s in strata_results])
+            for c, r in aggregate_results.items()},
         "threshold": aggregate_threshold,
         "tasks": int(np.unique(pairing.unit_task).shape[0]),
     }

@@ -22,11 +22,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ctxbench.stats import BootstrapEstimate, bootstrap_totals
+from ctxbench.stats.score import ScoreInterval, ScoreTest, score_interval, score_test
 
 __all__ = [
     "COLUMNS",
+    "GATED",
     "STATISTICS",
     "ConditionResult",
+    "Gate",
+    "Margins",
     "Scores",
     "compare_condition",
     "pair_columns",
@@ -44,6 +48,33 @@ STATISTICS = (
 )
 
 FloatArray = NDArray[np.float64]
+# The gated statistics: (statistic, numerator column, denominator column, bounds of
+# one pair's value or None). The context reduction is 1 - ratio, so its score interval
+# is the ratio's, reflected.
+GATED = (
+    ("task_score_delta", 1, 0, (-1.0, 1.0)),
+    ("evidence_recall_delta", 2, 0, (-1.0, 1.0)),
+    ("unsupported_claim_rate_delta", 3, 0, (-1.0, 1.0)),
+    ("context_reduction", 5, 4, None),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Margins:
+    """Where each gate's null sits: quality deltas at -/+ tolerance, reduction at min."""
+
+    quality_tolerance: float
+    min_savings: float
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """One gated statistic: its score interval and the one-sided test at its margin."""
+
+    interval: ScoreInterval
+    test: ScoreTest
+    passed: bool
+
 
 @dataclass(frozen=True, slots=True)
 class Scores:
@@ -63,6 +94,8 @@ class ConditionResult:
     """Point estimates and intervals of every statistic, plus the failure counts."""
 
     estimates: dict[str, BootstrapEstimate]
+    gates: dict[str, Gate]
+    """The four gated statistics (H1-H4), decided by score tests over clusters."""
     units: int
     pairs: int
     failed_pairs: int
@@ -77,8 +110,9 @@ def pair_columns(scores: Scores, base: NDArray[np.int64], cand: NDArray[np.int64
                  cluster: NDArray[np.int64] | None) -> FloatArray:
     """One row per resampling unit holding the sums of ``COLUMNS``.
 
-    ``base``/``cand`` are the trial indices of each pair. With ``cluster`` (a sorted
-    cluster index per pair, e.g. its task) the pairs of a cluster are summed into one row.
+    ``base``/``cand`` are the trial indices of each pair. With ``cluster`` (a cluster
+    index per pair, e.g. its task) the pairs of a cluster are summed into one row, in
+    the order of the cluster indices.
     """
     n = base.shape[0]
     failed_b = scores.failed[base]
@@ -108,8 +142,10 @@ def pair_columns(scores: Scores, base: NDArray[np.int64], cand: NDArray[np.int64
     out[:, 14] = ~either
     if cluster is None:
         return out
-    starts = np.flatnonzero(np.r_[True, cluster[1:] != cluster[:-1]])
-    return np.add.reduceat(out, starts, axis=0)
+    _, inverse = np.unique(cluster, return_inverse=True)
+    k = int(inverse.max()) + 1
+    return np.column_stack([np.bincount(inverse, weights=out[:, j], minlength=k)
+                            for j in range(out.shape[1])])
 
 
 def _reduction(candidate: FloatArray, baseline: FloatArray) -> FloatArray:
@@ -131,14 +167,43 @@ def _statistic(totals: FloatArray) -> FloatArray:
     ], axis=1)
 
 
+def _gate(sums: FloatArray, stat: str, num: int, den: int,
+          bounds: tuple[float, float] | None, level: float, margins: Margins) -> Gate:
+    if stat == "context_reduction":
+        # reduction > min  <=>  ratio of totals < 1 - min.
+        ratio = score_interval(sums[:, num], sums[:, den], level=level)
+        test = score_test(sums[:, num], sums[:, den], 1.0 - margins.min_savings, level=level)
+        interval = ScoreInterval(
+            estimate=1.0 - ratio.estimate,
+            low=None if ratio.high is None else 1.0 - ratio.high,
+            high=None if ratio.low is None else 1.0 - ratio.low,
+            level=level, n_clusters=ratio.n_clusters, degenerate=ratio.degenerate)
+        shown = test.shows_less
+    else:
+        interval = score_interval(sums[:, num], sums[:, den], level=level, bounds=bounds)
+        upper = stat == "unsupported_claim_rate_delta"
+        margin = margins.quality_tolerance if upper else -margins.quality_tolerance
+        test = score_test(sums[:, num], sums[:, den], margin, level=level, bounds=bounds)
+        shown = test.shows_less if upper else test.shows_greater
+    # No gate passes on a statistic the data cannot vary (a degenerate distribution).
+    return Gate(interval=interval, test=test, passed=bool(shown and not interval.degenerate))
+
+
 def compare_condition(sums: FloatArray, *, rng: np.random.Generator, n_resamples: int,
-                      level: float, strata: NDArray[np.int64] | None = None) -> ConditionResult:
-    """Bootstrap every statistic of one condition jointly (one call, shared indices)."""
+                      level: float, margins: Margins,
+                      strata: NDArray[np.int64] | None = None) -> ConditionResult:
+    """Gate H1-H4 by score tests over the rows (clusters); bootstrap every statistic.
+
+    Each row of ``sums`` is one independent cluster. The bootstrap intervals (one call,
+    shared indices) are reported beside the gates and decide nothing.
+    """
     estimates = bootstrap_totals(sums[:, :11], _statistic, rng=rng, n_resamples=n_resamples,
                                  level=level, method="percentile", strata=strata)
     totals = sums.sum(axis=0)
     return ConditionResult(
         estimates=dict(zip(STATISTICS, estimates, strict=True)),
+        gates={stat: _gate(sums, stat, num, den, bounds, level, margins)
+               for stat, num, den, bounds in GATED},
         units=int(sums.shape[0]),
         pairs=round(totals[0]),
         failed_pairs=round(totals[11]),

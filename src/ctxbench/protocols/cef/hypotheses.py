@@ -1,26 +1,31 @@
-"""H1-H4 exactly as the CEF protocol states them, and the claim they decide.
+"""H1-H4 as the CEF protocol states them, decided by score tests, and the one claim.
 
-* H1 task quality: lower bound of the task-score delta interval >= -tolerance;
-* H2 evidence: lower bound of the evidence-recall delta interval >= -tolerance;
-* H3 grounding: upper bound of the unsupported-claim-rate delta interval <= tolerance;
-* H4 context: lower bound of the context-reduction interval > the workload's
-  preregistered minimum savings (0 unless declared).
+* H1 task quality: the task-score delta is shown >= -tolerance;
+* H2 evidence: the evidence-recall delta is shown >= -tolerance;
+* H3 grounding: the unsupported-claim-rate delta is shown <= tolerance;
+* H4 context: the context reduction is shown > the workload's preregistered minimum
+  savings (0 unless declared).
 
-``quality_preserving_context_win`` holds only when all four pass and the number of
-paired units reaches the preregistered minimum; otherwise the result is NO CLAIM with a
-reason for each failed condition. Each bound of a two-sided ``level`` interval acts as a
-one-sided test at ``(1 - level) / 2``.
+"Shown" means the one-sided score test over independent clusters (tasks) rejects the
+opposite at ``(1 - level) / 2`` (:mod:`ctxbench.stats.score`); the reported bound is the
+matching end of the two-sided score interval. A gate never passes on a degenerate
+statistic (no variation the data could show, e.g. every pair identical).
+
+:func:`judge` decides a stratum's claim; :func:`decide_aggregate` decides the aggregate
+claim, which also requires every stratum's claim. Nothing else decides a claim: the
+report only reads these results.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxbench.protocols.cef.compare import ConditionResult
 from ctxbench.protocols.cef.prereg import Preregistration
 
-__all__ = ["HYPOTHESES", "Judgement", "judge"]
+__all__ = ["HYPOTHESES", "Judgement", "decide_aggregate", "judge"]
 
 # (id, name, statistic, bound, comparison)
 HYPOTHESES = (
@@ -45,6 +50,7 @@ class Judgement:
     enough_units: bool
     win: bool
     reasons: tuple[str, ...]
+    failed_strata: tuple[str, ...] = ()
 
 
 def _threshold(stat: str, prereg: Preregistration, min_savings: float) -> float:
@@ -56,25 +62,24 @@ def _threshold(stat: str, prereg: Preregistration, min_savings: float) -> float:
 
 
 def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) -> Judgement:
-    """Decide H1-H4 and the claim for one condition's bootstrap result."""
+    """Decide H1-H4 and the claim for one condition's result (unrounded values)."""
     hypotheses = []
     reasons = []
     for hid, name, stat, side, op in HYPOTHESES:
-        est = result.estimates[stat]
-        bound = est.low if side == "lower" else est.high
+        gate = result.gates[stat]
+        bound = gate.interval.low if side == "lower" else gate.interval.high
         threshold = _threshold(stat, prereg, min_savings)
         if bound is None:
-            passed = False
-            reasons.append(f"{hid} ({name}) failed: the {_LABEL[stat]} interval is undefined "
-                           f"({est.undefined_resamples} of {est.n_resamples} resamples "
-                           "undefined)")
-        else:
-            passed = {">=": bound >= threshold, "<=": bound <= threshold,
-                      ">": bound > threshold}[op]
-            if not passed:
-                negated = {">=": "<", "<=": ">", ">": "<="}[op]
-                reasons.append(f"{hid} ({name}) failed: {side} bound of the {_LABEL[stat]} "
-                               f"{bound:.4f} {negated} {threshold:g}")
+            reasons.append(f"{hid} ({name}) failed: the {_LABEL[stat]} is undefined (no "
+                           "cluster has a denominator)")
+        elif gate.interval.degenerate:
+            reasons.append(f"{hid} ({name}) failed: not evaluable, the {_LABEL[stat]} is the "
+                           "same in every cluster, so the data cannot show its uncertainty")
+        elif not gate.passed:
+            negated = {">=": "<", "<=": ">", ">": "<="}[op]
+            reasons.append(f"{hid} ({name}) failed: {side} bound of the {_LABEL[stat]} "
+                           f"{bound:.4f} {negated} {threshold:g} (score test at the margin: "
+                           f"T = {gate.test.statistic:.3f}, critical {gate.test.critical:.3f})")
         hypotheses.append({
             "id": hid,
             "name": name,
@@ -83,7 +88,14 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
             "bound_value": bound,
             "comparison": op,
             "threshold": threshold,
-            "passed": passed,
+            "method": "score",
+            # None: infinite, every cluster's contrast has one sign.
+            "test_statistic": (gate.test.statistic if math.isfinite(gate.test.statistic)
+                               else None),
+            "critical_value": (gate.test.critical if math.isfinite(gate.test.critical)
+                               else None),
+            "evaluable": bound is not None and not gate.interval.degenerate,
+            "passed": gate.passed,
         })
     # The minimum applies to units in which both sides succeeded: a pair with a failure
     # is credited zero reduction, so the reduction estimate rests on the others alone.
@@ -97,3 +109,14 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
                        f"minimum {prereg.min_paired_units} (the reduction rests on them alone)")
     win = enough and all(h["passed"] for h in hypotheses)
     return Judgement(tuple(hypotheses), enough, win, tuple(reasons))
+
+
+def decide_aggregate(judgement: Judgement, stratum_wins: list[tuple[str, bool]]) -> Judgement:
+    """The aggregate claim: its own gates and, with several strata, every stratum's claim."""
+    failed = tuple(label for label, win in stratum_wins if not win)
+    if not failed or len(stratum_wins) <= 1:
+        return replace(judgement, failed_strata=failed)
+    reason = (f"the claim failed in {len(failed)} of {len(stratum_wins)} strata: "
+              + "; ".join(failed))
+    return replace(judgement, win=False, reasons=(*judgement.reasons, reason),
+                   failed_strata=failed)

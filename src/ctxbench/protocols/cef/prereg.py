@@ -46,6 +46,12 @@ RESAMPLING_UNITS = ("task-replicate", "task")
 EXCLUSION_CLASSES = ("infrastructure",)
 SCORE_NAMES = ("task_score", "evidence_recall", "unsupported_claim_rate")
 
+# Floors no preregistration or flag may go below (a gate's error rate is calibrated
+# only above them; see docs/statistics.md).
+MIN_BOOTSTRAP_SAMPLES = 1000
+MIN_PAIRED_UNITS_FLOOR = 10
+CONFIDENCE_RANGE = (0.8, 0.999)
+
 # Settings a command line may set when no preregistration is supplied.
 OVERRIDABLE = ("bootstrap_samples", "seed", "quality_tolerance", "confidence_level",
                "resampling_unit")
@@ -101,7 +107,7 @@ class Preregistration:
     confidence_level: float = 0.95
     bootstrap_samples: int = 2000
     seed: int = 42
-    resampling_unit: str = "task-replicate"
+    resampling_unit: str = "task"
     min_paired_units: int = 10
     exclusions: tuple[Exclusion, ...] = ()
     conformance_workloads: tuple[str, ...] = ()
@@ -168,7 +174,7 @@ def with_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pre
     out = prereg
     if "bootstrap_samples" in given:
         out = replace(out, bootstrap_samples=fields.req_int(
-            "bootstrap_samples", minimum=1, maximum=MAX_BOOTSTRAP_SAMPLES))
+            "bootstrap_samples", minimum=MIN_BOOTSTRAP_SAMPLES, maximum=MAX_BOOTSTRAP_SAMPLES))
     if "seed" in given:
         out = replace(out, seed=fields.req_int("seed", minimum=0, maximum=MAX_COUNT))
     if "quality_tolerance" in given:
@@ -182,9 +188,11 @@ def with_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pre
 
 
 def _level(f: Fields) -> float:
+    lo, hi = CONFIDENCE_RANGE
     value = f.req_number("confidence_level", minimum=0, maximum=1)
-    if not 0 < value < 1:
-        f.fail("confidence_level", "a number strictly between 0 and 1", value)
+    if not lo <= value <= hi:
+        f.fail("confidence_level", f"a number in [{lo:g}, {hi:g}] (the protocol's range)",
+               value)
     return value
 
 
@@ -247,12 +255,13 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
         failure_evidence_recall=scores[1],
         failure_unsupported_claim_rate=scores[2],
         confidence_level=_level(f) if f.has("confidence_level") else base.confidence_level,
-        bootstrap_samples=_int(f, "bootstrap_samples", base.bootstrap_samples, 1,
-                               MAX_BOOTSTRAP_SAMPLES),
+        bootstrap_samples=_int(f, "bootstrap_samples", base.bootstrap_samples,
+                               MIN_BOOTSTRAP_SAMPLES, MAX_BOOTSTRAP_SAMPLES),
         seed=_int(f, "seed", base.seed, 0, MAX_COUNT),
         resampling_unit=(f.enum("resampling_unit", RESAMPLING_UNITS, optional=True)
                          or base.resampling_unit),
-        min_paired_units=_int(f, "min_paired_units", base.min_paired_units, 1, MAX_COUNT),
+        min_paired_units=_int(f, "min_paired_units", base.min_paired_units,
+                              MIN_PAIRED_UNITS_FLOOR, MAX_COUNT),
         exclusions=exclusions,
         conformance_workloads=_workloads(f, "conformance_workloads"),
         source="file",

@@ -1,0 +1,77 @@
+"""Score intervals: Tango agreement for binary scores, t quantiles, degeneracy, ratios."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from ctxbench.stats.proportions import tango_paired_interval
+from ctxbench.stats.score import score_interval, score_test, t_quantile
+
+
+def _binary(gains: int, losses: int, n: int) -> np.ndarray:
+    return np.array([1.0] * gains + [-1.0] * losses + [0.0] * (n - gains - losses))
+
+
+@pytest.mark.parametrize(("df", "q"), [(9, 0.975), (49, 0.975), (99, 0.9), (299, 0.995)])
+def test_t_quantile_matches_scipy(df: int, q: float) -> None:
+    assert t_quantile(q, df) == pytest.approx(float(sps.t.ppf(q, df)), abs=2e-4)
+
+
+@pytest.mark.parametrize(("gains", "losses", "n"), [(0, 0, 30), (0, 1, 50), (3, 1, 50),
+                                                     (10, 4, 100), (12, 7, 300)])
+def test_binary_scores_give_tangos_interval_widened_by_the_t_quantile(
+        gains: int, losses: int, n: int) -> None:
+    """With one run of binary scores the variance is Tango's; only the critical value
+    differs (Student-t on n - 1 df instead of normal), so the interval contains Tango's
+    and the score statistic at Tango's bound equals the normal quantile."""
+    d = _binary(gains, losses, n)
+    ours = score_interval(d, np.ones(n), bounds=(-1.0, 1.0))
+    tango = tango_paired_interval(gains, losses, n)
+    assert ours.low is not None and ours.high is not None
+    assert ours.low <= tango.low + 1e-9 and ours.high >= tango.high - 1e-9
+    at_bound = score_test(d, np.ones(n), tango.low, bounds=(-1.0, 1.0))
+    assert at_bound.statistic == pytest.approx(float(sps.norm.ppf(0.975)), abs=1e-6)
+
+
+def test_identical_pairs_are_degenerate_and_never_pass() -> None:
+    d = np.zeros(10)
+    interval = score_interval(d, np.ones(10), bounds=(-1.0, 1.0))
+    assert interval.degenerate and interval.estimate == 0.0
+    # Tango's width for 0 of 10 discordant pairs, widened by t(9): nothing is shown.
+    assert interval.low is not None and interval.low < -0.25
+    assert not score_test(d, np.ones(10), -0.01, bounds=(-1.0, 1.0)).shows_greater
+
+
+def test_bound_and_test_agree() -> None:
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.002, 0.03, 80)
+    interval = score_interval(d, np.ones(80), bounds=(-1.0, 1.0))
+    assert interval.low is not None
+    inside = score_test(d, np.ones(80), interval.low + 1e-6, bounds=(-1.0, 1.0))
+    outside = score_test(d, np.ones(80), interval.low - 1e-6, bounds=(-1.0, 1.0))
+    assert not inside.shows_greater and outside.shows_greater
+
+
+def test_ratio_interval_is_fieller_like_and_clustered() -> None:
+    rng = np.random.default_rng(9)
+    base = rng.gamma(2.0, 500.0, 60)
+    cand = base * rng.beta(6.0, 4.0, 60)
+    ratio = score_interval(cand, base)
+    assert ratio.estimate == pytest.approx(cand.sum() / base.sum())
+    assert ratio.low is not None and ratio.high is not None
+    assert ratio.low < ratio.estimate < ratio.high
+    assert ratio.high - ratio.low < 0.15
+    # Duplicating every cluster twice (as if each were two independent units) narrows
+    # the interval; summing them into clusters first gives the original back.
+    twice = score_interval(np.r_[cand, cand], np.r_[base, base])
+    assert twice.high is not None and twice.high - twice.low < ratio.high - ratio.low
+    clustered = score_interval(2 * cand, 2 * base)
+    assert clustered.low == pytest.approx(ratio.low) and clustered.high == pytest.approx(
+        ratio.high)
+
+
+def test_constant_ratio_is_degenerate() -> None:
+    base = np.arange(1.0, 21.0) * 100
+    assert score_interval(base * 0.5, base).degenerate
