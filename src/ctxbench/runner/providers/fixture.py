@@ -57,13 +57,19 @@ def _tool_terms(schema: ToolSchema) -> set[str]:
 
 
 def _fill(spec: Mapping[str, Any], request: str) -> Any:
-    """A value for one parameter, read from the request text by its declared type."""
+    """A value for one parameter, read from the request text by its declared type.
+
+    An enum value named in the request (else the first); the first number outside quotes
+    for integer and float; True for boolean; empty for array and dict; for text, the
+    first quoted phrase, else the request's last content word.
+    """
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
         return next((v for v in enum if isinstance(v, str) and v.lower() in request.lower()),
                     enum[0])
     kind = spec.get("type")
-    numbers = _NUMBER.findall(request)
+    # Numbers inside quoted text (an address, a name) are not numeric arguments.
+    numbers = _NUMBER.findall(_QUOTED.sub(" ", request))
     if kind == "integer":
         return next((int(n) for n in numbers if "." not in n), 0)
     if kind in ("float", "number"):
