@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +19,7 @@ from ctxbench.runner.providers.anthropic import AnthropicProvider
 from ctxbench.runner.providers.base import ProviderRequest, RequestFailed
 from ctxbench.runner.providers.fixture import FixtureProvider, fixture_call
 from ctxbench.runner.providers.openai import OpenAIProvider
-from ctxbench.workloads import ToolSchema, parse_calls
+from ctxbench.workloads import CallParseError, ToolSchema, parse_calls
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -156,14 +157,14 @@ def test_fixture_calls_the_best_matching_function() -> None:
                                         "time": 10}
     # The schemas are in the prompt it counts (prompting format).
     prompt = prompting_messages(REQUEST.messages, REQUEST.tools)
-    words = sum(len(__import__("re").findall(r"\w+|[^\w\s]", m.content)) for m in prompt)
+    words = sum(len(re.findall(r"\w+|[^\w\s]", m.content)) for m in prompt)
     assert response.usage.uncached_input == words
 
 
 def test_fixture_abstains_when_nothing_overlaps() -> None:
     text = fixture_call((DRINK,), "What is the capital of Peru?")
     assert text == "I cannot answer from the provided context."
-    with pytest.raises(Exception, match="not Python call syntax|not a list of calls"):
+    with pytest.raises(CallParseError, match=r"not Python call syntax|not a list of calls"):
         parse_calls(text)
 
 

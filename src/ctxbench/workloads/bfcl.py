@@ -136,7 +136,9 @@ def load_bfcl(category: str, *, limit: int | None = None,
         messages = tuple((str(m.get("role")), str(m.get("content"))) for m in turns[0]
                          if isinstance(m, dict))
         functions = row.get("function")
-        if not isinstance(functions, list) or not functions:
+        # An irrelevance task may offer no function at all.
+        if not isinstance(functions, list) or not (functions or
+                                                   category in _JUDGED_ON_RELEVANCE):
             raise InputError(f"{where}: function: expected a non-empty list")
         truth = () if category in _JUDGED_ON_RELEVANCE else answers.get(row["id"])
         if truth is None:
