@@ -66,6 +66,10 @@ def test_bfcl_slice_runs_end_to_end_with_a_cef_report(tmp_path: Path) -> None:
     assert {r["evidence_recall"] for r in base.values()} == {1.0}
     report = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
     assert report["claim_class"]["class"] == "conformance_fixture"
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert not list(validator("ctxbench.run-manifest.v1").iter_errors(manifest))
+    assert manifest["workload"]["format"] == "bfcl"
+    assert manifest["workload"]["source"] == "bfcl:live_multiple"
     assert sum(1 for v in summary.verdicts if v.startswith("CEF naive_top_k@")) == 2
 
 
