@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import keyword
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -66,7 +68,9 @@ _json = st.recursive(
     st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) |
     st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
-_ident = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True)
+# Python keywords cannot name a call or an argument in the prompting format (nor in BFCL's).
+_ident = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name))
 
 
 @given(st.lists(st.tuples(st.lists(_ident, min_size=1, max_size=3),
