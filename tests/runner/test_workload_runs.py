@@ -27,7 +27,7 @@ provider = "fixture"
 strategy = "full_permitted_context"
 [[conditions]]
 strategy = "naive_top_k"
-budgets = [150, 400]
+budgets = [250, 500]
 """
 
 
@@ -58,7 +58,7 @@ def test_bfcl_slice_runs_end_to_end_with_a_cef_report(tmp_path: Path) -> None:
             assert parse_calls(answer)
         assert record["task_score"] == workload.score(task, answer)
     base = {r["task_id"]: r for r in records if r["condition"] == "full_permitted_context"}
-    small = [r for r in records if r["budget"] == 150]
+    small = [r for r in records if r["budget"] == 250]
     # Fewer schemas, fewer prompt tokens: the fixture counts the schemas it is shown.
     assert all(int(r["context_tokens"]) < int(base[r["task_id"]]["context_tokens"])  # type: ignore[call-overload]
                for r in small if len(tasks[str(r["task_id"])].schemas) > 1)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import InputError, blake3_hex, sha256_hex
-from ctxbench.runner.prompt import build_messages, build_tool_messages
+from ctxbench.runner.prompt import TOOL_FORMAT_PROMPT, build_messages, build_tool_messages
 from ctxbench.runner.spec import ConditionSpec
 from ctxbench.runner.workload import Workload, WorkTask
 
@@ -64,9 +64,13 @@ class ContextBuilder:
         """Tokens of the prompt around the context (instructions, question, markers)."""
         cached = self._overhead.get(task.task_id)
         if cached is None:
-            messages = (build_tool_messages(task.source_task.messages)
-                        if self.workload.format == "bfcl" else build_messages("", task.query))
+            tools = self.workload.format == "bfcl"
+            messages = (build_tool_messages(task.source_task.messages) if tools
+                        else build_messages("", task.query))
             cached = sum(self.tokenizer.count(m.content) for m in messages) + _TEMPLATE_SLACK
+            if tools:
+                # Providers without native tool calls add the call-format instruction.
+                cached += self.tokenizer.count(TOOL_FORMAT_PROMPT)
             self._overhead[task.task_id] = cached
         return cached
 
