@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctxbench.core import InputError
 from ctxbench.workloads import LongBenchTask, load_longbench, score_longbench
@@ -77,3 +79,23 @@ def test_loader_reads_rows(tmp_path: Path) -> None:
     loaded = load_longbench(_write(tmp_path, {}))
     assert loaded.tasks == (LongBenchTask("a", "q", "c", ("x",), "qasper", ()),)
     assert loaded.version.startswith("blake3:")
+
+
+_value = st.none() | st.booleans() | st.integers() | st.text(max_size=6) | \
+    st.lists(st.text(max_size=4) | st.integers(), max_size=3)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["_id", "input", "context", "answers", "length",
+                                        "dataset", "language", "all_classes", "other"]),
+                       _value | st.sampled_from(["hotpotqa", "trec", "lcc"]), max_size=9))
+def test_any_row_loads_or_fails_with_a_located_error(tmp_path: Path,
+                                                     row: dict[str, object]) -> None:
+    path = tmp_path / "fuzz.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    try:
+        loaded = load_longbench(path)
+    except InputError as exc:
+        assert str(exc).startswith(f"{path}:1: ") or str(exc).startswith(f"{path}: ")
+        return
+    assert loaded.tasks[0].task_id == row["_id"]
