@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	# BFCL's data (the bfcl workload and its tests); its declared dependencies pin numpy
+	# and are not needed to read the data, hence --no-deps.
+	$(PY) -m pip install -q --no-deps bfcl-eval
 	touch $(STAMP)
 
 # The embedded model (ctxbench[local]): optional. If it cannot be built here, the demo

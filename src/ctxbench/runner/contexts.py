@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import InputError, blake3_hex, sha256_hex
-from ctxbench.runner.prompt import build_messages
+from ctxbench.runner.prompt import TOOL_FORMAT_PROMPT, build_messages, build_tool_messages
 from ctxbench.runner.spec import ConditionSpec
 from ctxbench.runner.workload import Workload, WorkTask
 
@@ -41,6 +41,8 @@ class BuiltContext:
     commit_id: str | None
     rendered_blake3: str
     compile_ms: float
+    # The tool schemas sent (a tool-schema workload); ``text`` is their canonical lines.
+    tools: tuple[Any, ...] = ()
 
 
 class ContextBuilder:
@@ -62,8 +64,13 @@ class ContextBuilder:
         """Tokens of the prompt around the context (instructions, question, markers)."""
         cached = self._overhead.get(task.task_id)
         if cached is None:
-            cached = sum(self.tokenizer.count(m.content)
-                         for m in build_messages("", task.query)) + _TEMPLATE_SLACK
+            tools = self.workload.format == "bfcl"
+            messages = (build_tool_messages(task.source_task.messages) if tools
+                        else build_messages("", task.query))
+            cached = sum(self.tokenizer.count(m.content) for m in messages) + _TEMPLATE_SLACK
+            if tools:
+                # Providers without native tool calls add the call-format instruction.
+                cached += self.tokenizer.count(TOOL_FORMAT_PROMPT)
             self._overhead[task.task_id] = cached
         return cached
 
@@ -126,7 +133,10 @@ class ContextBuilder:
         effective = None if budget is None else budget - self.overhead(task)
         if effective is not None and effective < 1:
             self.check_budgets([(task, f"{condition.name}@{budget}", budget)])
-        if self.workload.format == "qa" and condition.strategy == "full_permitted_context":
+        if self.workload.format == "bfcl":
+            return self._tools(task, condition, effective, started)
+        if self.workload.format in ("qa", "longbench") and \
+                condition.strategy == "full_permitted_context":
             text = task.context or ""
             return BuiltContext(text=text, sha256=sha256_hex(text.encode("utf-8")),
                                 token_count=self.tokenizer.count(text), selected=(),
@@ -155,6 +165,21 @@ class ContextBuilder:
             selected=_selected(compiled.selected),
             commit_id=None if baseline else compiled.commit_id,
             rendered_blake3=compiled.rendered_blake3, compile_ms=elapsed)
+
+    def _tools(self, task: WorkTask, condition: ConditionSpec, budget: int | None,
+               started: float) -> BuiltContext:
+        """Tool schemas chosen by the condition's tool strategy; selected = (name, BLAKE3)."""
+        from ctxbench.workloads.tools import select_tools
+
+        selection = select_tools(task.source_task.schemas, task.query, budget,
+                                 self.tokenizer, condition.strategy)
+        text = selection.text
+        return BuiltContext(text=text, sha256=sha256_hex(text.encode("utf-8")),
+                            token_count=selection.token_count,
+                            selected=tuple((s.name, s.digest) for s in selection.schemas),
+                            commit_id=None, rendered_blake3=blake3_hex(text.encode("utf-8")),
+                            compile_ms=(time.perf_counter() - started) * 1000,
+                            tools=selection.schemas)
 
     def close(self) -> None:
         if self._qa_dir is not None:

@@ -24,7 +24,7 @@ from ctxbench.runner import scorers
 from ctxbench.runner.contexts import BuiltContext, ContextBuilder
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
-from ctxbench.runner.prompt import build_messages
+from ctxbench.runner.prompt import build_messages, build_tool_messages
 from ctxbench.runner.providers.base import (
     Provider,
     ProviderRequest,
@@ -156,7 +156,18 @@ class TrialRunner:
 
     def _scores(self, task: WorkTask, answer: str, context: BuiltContext
                 ) -> tuple[float, float, float]:
-        if task.expect_abstention:
+        fmt = self.contexts.workload.format
+        if fmt == "bfcl":
+            from ctxbench.workloads.bfcl import score_tool_answer
+
+            # The answer is calls, not claims: the unsupported-claim rate does not apply.
+            return (score_tool_answer(task.source_task, answer),
+                    self._evidence(task, context), 0.0)
+        if fmt == "longbench":
+            from ctxbench.workloads.longbench import score_longbench
+
+            score = score_longbench(task.source_task, answer)
+        elif task.expect_abstention:
             score = 1.0 if scorers.is_abstention(answer) else 0.0
         elif self.spec.task_scorer == "answer_terms":
             score = scorers.answer_terms_score(answer, task.answer_terms)
@@ -168,7 +179,7 @@ class TrialRunner:
                 scorers.unsupported_claim_rate(answer, context.text))
 
     def _evidence(self, task: WorkTask, context: BuiltContext) -> float:
-        if self.contexts.workload.format == "eceb":
+        if self.contexts.workload.format in ("eceb", "bfcl"):
             return scorers.evidence_recall(task.required_evidence,
                                            (a for a, _ in context.selected))
         present = scorers.normalize_answer(context.text)
@@ -186,8 +197,11 @@ class TrialRunner:
         if context is None:
             context = self.contexts.build(task, planned.spec, planned.budget)
         model = self.spec.model
+        tool_task = self.contexts.workload.format == "bfcl"
         request = ProviderRequest(
-            messages=build_messages(context.text, task.query),
+            messages=(build_tool_messages(task.source_task.messages) if tool_task
+                      else build_messages(context.text, task.query)),
+            tools=context.tools,
             max_output_tokens=model.max_output_tokens, temperature=model.temperature,
             stop=model.stop, extra=planned.spec.params,
             seed=derive_seed(self.spec.seed, "request", *map(str, planned.key)) % (2**31))

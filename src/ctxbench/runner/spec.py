@@ -32,12 +32,19 @@ from typing import Any
 from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file, load_toml
 from ctxbench.runner.execution import ExecutionSpec, parse_execution
 from ctxbench.runner.scorers import SCORERS
+from ctxbench.workloads.bfcl import BFCL_CATEGORIES
 
-__all__ = ["BOUNDS", "STRATEGIES", "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits",
-           "ModelSpec", "WorkloadSpec", "load_spec", "parse_spec"]
+__all__ = ["BFCL_PREFIX", "BOUNDS", "STRATEGIES", "TOOL_STRATEGIES", "WORKLOAD_SCORERS",
+           "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits", "ModelSpec",
+           "WorkloadSpec", "load_spec", "parse_spec"]
 
 STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled", "external")
 BUILTIN_SEED = "builtin:enterprise-seed"
+BFCL_PREFIX = "bfcl:"
+# Workloads whose task score is their own scorer (not one of SCORERS).
+WORKLOAD_SCORERS = {"bfcl": "bfcl_ast", "longbench": "longbench"}
+# Strategies that select among tool schemas (ctxbench.workloads.tools).
+TOOL_STRATEGIES = ("full_permitted_context", "naive_top_k")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}")
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
@@ -106,7 +113,7 @@ class _TomlFields(Fields):
 @dataclass(frozen=True, slots=True)
 class WorkloadSpec:
     source: str
-    format: str  # "eceb" or "qa"
+    format: str  # "eceb", "qa", "longbench" or "bfcl"
     corpus: Path | None
     tokenizer: str | None
     limit: int | None
@@ -191,9 +198,15 @@ def _resolve(base: Path, value: str) -> Path:
 def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
     t.only({"source", "format", "corpus", "tokenizer", "limit"})
     source = t.req_string("source")
-    default_format = "qa" if source.endswith(".jsonl") else "eceb"
-    fmt = t.enum("format", ["eceb", "qa"], optional=True) or default_format
-    if source != BUILTIN_SEED:
+    if source.startswith(BFCL_PREFIX):
+        fmt = t.enum("format", ["bfcl"], optional=True) or "bfcl"
+        if source[len(BFCL_PREFIX):] not in BFCL_CATEGORIES:
+            t.fail("source", "bfcl:<category> with a category among "
+                   + ", ".join(BFCL_CATEGORIES), source)
+    else:
+        default_format = "qa" if source.endswith(".jsonl") else "eceb"
+        fmt = t.enum("format", ["eceb", "qa", "longbench"], optional=True) or default_format
+    if source != BUILTIN_SEED and fmt != "bfcl":
         source = str(_resolve(base, source))
     corpus = t.string("corpus", optional=True)
     return WorkloadSpec(source=source, format=fmt,
@@ -298,6 +311,29 @@ def _limits(t: _TomlFields | None) -> Limits:
         max_retry_wait_s=60.0 if wait is None else wait)
 
 
+def _workload_scoring(top: _TomlFields, scoring: _TomlFields | None, workload: WorkloadSpec,
+                      conditions: list[ConditionSpec], judge: JudgeSpec | None) -> None:
+    """A BFCL or LongBench workload is scored by its own scorer; tools take tool strategies."""
+    own = WORKLOAD_SCORERS[workload.format]
+    if scoring is not None and scoring.value.get("task_score") is not None:
+        scoring.fail("task_score", f"no task_score (a {workload.format} workload is scored "
+                     f"by {own})", scoring.value.get("task_score"))
+    if judge is not None and workload.format == "bfcl":
+        top.fail("scoring", "no judge (BFCL answers are checked by the AST checker)",
+                 got_text="a [scoring.judge] table")
+    if workload.format != "bfcl":
+        return
+    for index, cond in enumerate(conditions):
+        if cond.strategy not in TOOL_STRATEGIES:
+            raise FieldError(top.path, None, f"[conditions][{index}].strategy",
+                             "a tool-schema strategy (" + ", ".join(TOOL_STRATEGIES) + ")",
+                             cond.strategy)
+        if cond.ladder:
+            raise FieldError(top.path, None, f"[conditions][{index}].budgets",
+                             "an array of budgets (BFCL tasks have no budget ladder)",
+                             "ladder")
+
+
 def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = None,
                digest: str = "") -> ExperimentSpec:
     """Validate a decoded TOML document; relative paths resolve against ``path``'s folder."""
@@ -353,7 +389,10 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
             judge_table.value = {k: v for k, v in judge_table.value.items() if k != "rubric"}
             judge = JudgeSpec(model=_model(judge_table),
                               rubric=_resolve(base, rubric) if rubric else None)
-    if workload.format == "eceb" and scorer != "answer_terms":
+    if workload.format in WORKLOAD_SCORERS:
+        _workload_scoring(top, scoring, workload, conditions, judge)
+        scorer = WORKLOAD_SCORERS[workload.format]
+    elif workload.format == "eceb" and scorer != "answer_terms":
         scoring_fields = scoring or top
         scoring_fields.fail("task_score", "answer_terms for an ECEB workload (it has no gold "
                             "answers)", scorer)

@@ -1,5 +1,7 @@
-"""Workloads the runner executes: an ECEB benchmark (or the built-in enterprise seed), or
-a QA JSONL file in LongBench's shape (``_id``, ``input``, ``context``, ``answers``).
+"""Workloads the runner executes: an ECEB benchmark (or the built-in enterprise seed), a
+QA JSONL file in LongBench's shape (``_id``, ``input``, ``context``, ``answers``; format
+``qa`` scores token F1, format ``longbench`` LongBench's per-dataset metric), or a BFCL
+category (``bfcl:<category>``; tool-schema tasks, see :mod:`ctxbench.workloads.bfcl`).
 
 Every task becomes a :class:`WorkTask`; tasks keep the order of their file, which is the
 fixed task order of the run.
@@ -12,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core import Fields, InputError, blake3_file, iter_jsonl
-from ctxbench.runner.spec import BUILTIN_SEED, WorkloadSpec
+from ctxbench.runner.spec import BFCL_PREFIX, BUILTIN_SEED, WorkloadSpec
 
 __all__ = ["WorkTask", "Workload", "load_workload"]
 
@@ -23,7 +25,11 @@ _LONGBENCH_FIELDS = ("_id", "input", "context", "answers", "length", "dataset", 
 
 @dataclass(frozen=True, slots=True)
 class WorkTask:
-    """One task: the question, what a good answer needs, and (QA) its own context."""
+    """One task: the question, what a good answer needs, and (QA) its own context.
+
+    ``source_task`` is the workload's own task (a ``ToolTask`` for BFCL, a
+    ``LongBenchTask`` for LongBench) that its scorer reads; None for ECEB and QA.
+    """
 
     task_id: str
     query: str
@@ -33,6 +39,7 @@ class WorkTask:
     expect_abstention: bool
     budget_ladder: tuple[int, ...]
     context: str | None = None
+    source_task: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +114,37 @@ def _load_qa(spec: WorkloadSpec) -> Workload:
                     tasks=tuple(tasks), source=str(path))
 
 
+def _load_bfcl(spec: WorkloadSpec) -> Workload:
+    from ctxbench.workloads.bfcl import load_bfcl
+
+    loaded = load_bfcl(spec.source[len(BFCL_PREFIX):], limit=spec.limit)
+    tasks = tuple(
+        WorkTask(task_id=t.task_id, query=t.query, answers=(), answer_terms=(),
+                 required_evidence=t.expected_functions, expect_abstention=False,
+                 budget_ladder=(), source_task=t)
+        for t in loaded.tasks)
+    return Workload(name=loaded.name, version=loaded.version, format="bfcl", tasks=tasks,
+                    source=spec.source)
+
+
+def _load_longbench(spec: WorkloadSpec) -> Workload:
+    from ctxbench.workloads.longbench import load_longbench
+
+    path = Path(spec.source)
+    loaded = load_longbench(path, limit=spec.limit)
+    tasks = tuple(
+        WorkTask(task_id=t.task_id, query=t.query, answers=t.answers, answer_terms=(),
+                 required_evidence=t.answers, expect_abstention=False, budget_ladder=(),
+                 context=t.context, source_task=t)
+        for t in loaded.tasks)
+    return Workload(name=loaded.name, version=loaded.version, format="longbench",
+                    tasks=tasks, source=str(path))
+
+
 def load_workload(spec: WorkloadSpec) -> Workload:
     """Load the spec's workload, verifying an ECEB corpus against its registry first."""
+    if spec.format == "bfcl":
+        return _load_bfcl(spec)
+    if spec.format == "longbench":
+        return _load_longbench(spec)
     return _load_eceb(spec) if spec.format == "eceb" else _load_qa(spec)

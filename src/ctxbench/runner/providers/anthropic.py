@@ -3,10 +3,16 @@
 Cache reads and writes are reported outside ``input_tokens`` and are added back into
 the context (see :mod:`ctxbench.runner.usage`). The request id is the ``request-id``
 header, else the message ``id``.
+
+A request with tool schemas sends them as ``tools`` (``input_schema``; names with dots
+sent with underscores); the answer of a response with ``tool_use`` blocks is their
+canonical text form (``[name(arg=value)]``), whatever text blocks came with them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import httpx
@@ -15,14 +21,37 @@ from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, Re
 from ctxbench.runner.providers.http import complete_json
 from ctxbench.runner.redact import Redactor
 from ctxbench.runner.usage import normalize_anthropic
+from ctxbench.workloads.calls import CallParseError, calls_from_native, render_calls
+from ctxbench.workloads.tools import json_schema_parameters, native_name, native_names
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "parse_message"]
 
 ANTHROPIC_VERSION = "2023-06-01"
 
 
-def parse_message(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Return (concatenated text blocks, raw usage) from a Messages body."""
+def _tool_uses(content: list[Any], names: Mapping[str, str]) -> str | None:
+    """The canonical text of the ``tool_use`` blocks; None when there are none."""
+    items: list[tuple[str, Any]] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            if not isinstance(block.get("name"), str):
+                raise RequestFailed("a tool_use block has no name",
+                                    error_class="malformed_response")
+            items.append((block["name"], block.get("input", {})))
+    if not items:
+        return None
+    try:
+        return render_calls(calls_from_native(items, names))
+    except CallParseError as exc:
+        raise RequestFailed(str(exc)[:300], error_class="malformed_response") from None
+
+
+def parse_message(payload: dict[str, Any], names: Mapping[str, str] | None = None
+                  ) -> tuple[str, dict[str, Any]]:
+    """Return (concatenated text blocks, or the tool calls; raw usage) from a Messages body.
+
+    ``names`` maps tool names as sent back to the schemas' names.
+    """
     content = payload.get("content")
     if not isinstance(content, list):
         raise RequestFailed("the response has no content", error_class="malformed_response")
@@ -30,7 +59,8 @@ def parse_message(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
               if isinstance(block, dict) and block.get("type") == "text"]
     if not all(isinstance(b, str) for b in blocks):
         raise RequestFailed("a text block has no string text", error_class="malformed_response")
-    text = "".join(b for b in blocks if isinstance(b, str))
+    calls = _tool_uses(content, names or {})
+    text = calls if calls is not None else "".join(b for b in blocks if isinstance(b, str))
     usage = payload.get("usage")
     if not isinstance(usage, dict):
         raise RequestFailed("the response reports no usage", error_class="missing_usage")
@@ -70,6 +100,10 @@ class AnthropicProvider:
             "messages": [{"role": m.role, "content": m.content}
                          for m in request.messages if m.role != "system"],
         }
+        if request.tools:
+            body["tools"] = [{"name": native_name(t.name), "description": t.description,
+                              "input_schema": json_schema_parameters(t)}
+                             for t in request.tools]
         if system:
             body["system"] = system
         if request.stop:
@@ -80,7 +114,9 @@ class AnthropicProvider:
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return await complete_json(self._client, self._url, self.body(request), self._headers,
-                                   "request-id", parse_message, normalize_anthropic,
+                                   "request-id",
+                                   partial(parse_message, names=native_names(request.tools)),
+                                   normalize_anthropic,
                                    deadline_s=self._deadline_s, redactor=self._redactor)
 
     async def aclose(self) -> None:

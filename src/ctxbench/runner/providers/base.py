@@ -29,7 +29,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One chat message (``system`` or ``user``)."""
+    """One chat message (``system``, ``user`` or, in a task's own history, ``assistant``)."""
 
     role: str
     content: str
@@ -45,6 +45,10 @@ class ProviderRequest:
     stop: tuple[str, ...] = ()
     seed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Tool schemas offered (ctxbench.workloads.tools.ToolSchema); empty for text tasks.
+    # A provider with native tool calls sends them as ``tools`` and returns the calls in
+    # their canonical text form (ctxbench.workloads.calls.render_calls).
+    tools: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,13 @@ a thread lock, so a request the runner stopped waiting for still finishes before
 one starts. Generation stops at the ``timeout_s`` deadline (a logits processor, run
 before every token, forces end-of-sequence once it has passed); such a request is a
 failed ``deadline_exceeded`` attempt that keeps the usage the runtime reported.
+
+Tool schemas are offered in the prompting format (:func:`ctxbench.runner.prompt.
+prompting_messages`): the schemas and the call format go in the system message and the
+answer is the model's text, read as a Python list of calls. llama-cpp-python parses
+native tool calls only for its function-calling chat formats (``chatml-function-calling``,
+``functionary``), not for a GGUF's own chat template such as the embedded model's, so
+one format serves every model here.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from llama_cpp.llama_cache import LlamaRAMCache
 
 from ctxbench.compiler.tokenizers import quiet_llama_logs
 from ctxbench.core import InputError
+from ctxbench.runner.prompt import prompting_messages
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
 from ctxbench.runner.usage import UsageError, normalize_openai
 
@@ -106,7 +114,9 @@ class LlamaCppProvider:
         if request.seed is not None:
             kwargs.setdefault("seed", request.seed % (2**31))
         try:
-            messages: Any = [{"role": m.role, "content": m.content} for m in request.messages]
+            sent = (prompting_messages(request.messages, request.tools) if request.tools
+                    else request.messages)
+            messages: Any = [{"role": m.role, "content": m.content} for m in sent]
             result: Any = self._llama.create_chat_completion(
                 messages=messages,
                 max_tokens=request.max_output_tokens, temperature=request.temperature,

@@ -2,10 +2,16 @@
 
 Works with OpenAI, vLLM, the llama.cpp server, Ollama, LM Studio and LiteLLM proxies.
 The request id is the ``x-request-id`` header, else the response ``id``.
+
+A request with tool schemas sends them as ``tools`` (``type: function``; names with dots
+sent with underscores); the answer of a response with ``tool_calls`` is their canonical
+text form (``[name(arg=value)]``), whatever text came with them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import httpx
@@ -14,17 +20,44 @@ from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, Re
 from ctxbench.runner.providers.http import complete_json
 from ctxbench.runner.redact import Redactor
 from ctxbench.runner.usage import normalize_openai
+from ctxbench.workloads.calls import CallParseError, calls_from_native, render_calls
+from ctxbench.workloads.tools import json_schema_parameters, native_name, native_names
 
 __all__ = ["OpenAIProvider", "parse_chat_completion"]
 
 
-def parse_chat_completion(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Return (answer text, raw usage) from a Chat Completions body, or raise RequestFailed."""
+def _tool_calls(message: dict[str, Any], names: Mapping[str, str]) -> str | None:
+    """The canonical text of the message's ``tool_calls``; None when it has none."""
+    raw = message.get("tool_calls")
+    if not raw:
+        return None
+    items: list[tuple[str, Any]] = []
+    for call in raw if isinstance(raw, list) else [raw]:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise RequestFailed("a tool call has no function name",
+                                error_class="malformed_response")
+        items.append((function["name"], function.get("arguments", "")))
+    try:
+        return render_calls(calls_from_native(items, names))
+    except CallParseError as exc:
+        raise RequestFailed(str(exc)[:300], error_class="malformed_response") from None
+
+
+def parse_chat_completion(payload: dict[str, Any], names: Mapping[str, str] | None = None
+                          ) -> tuple[str, dict[str, Any]]:
+    """Return (answer text, raw usage) from a Chat Completions body, or raise RequestFailed.
+
+    ``names`` maps tool names as sent back to the schemas' names.
+    """
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise RequestFailed("the response has no choices", error_class="malformed_response")
     message = choices[0].get("message")
     content = message.get("content") if isinstance(message, dict) else None
+    calls = _tool_calls(message, names or {}) if isinstance(message, dict) else None
+    if calls is not None:
+        content = calls
     if content is None and isinstance(message, dict) and isinstance(message.get("refusal"),
                                                                     str):
         content = message["refusal"]
@@ -71,13 +104,20 @@ class OpenAIProvider:
             body["stop"] = list(request.stop)
         if request.seed is not None and self.send_seed:
             body["seed"] = request.seed
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": {
+                "name": native_name(t.name), "description": t.description,
+                "parameters": json_schema_parameters(t)}} for t in request.tools]
         for key, value in request.extra.items():
             body.setdefault(key, value)
         return body
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
         return await complete_json(self._client, self._url, self.body(request), self._headers,
-                                   "x-request-id", parse_chat_completion, normalize_openai,
+                                   "x-request-id",
+                                   partial(parse_chat_completion,
+                                           names=native_names(request.tools)),
+                                   normalize_openai,
                                    deadline_s=self._deadline_s, redactor=self._redactor)
 
     async def aclose(self) -> None:

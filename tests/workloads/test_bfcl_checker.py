@@ -1,0 +1,83 @@
+"""BFCL's checker rules, one case each (bfcl_eval/eval_checker/ast_eval/ast_checker.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxbench.workloads import ToolCall, check_calls, check_relevance
+from ctxbench.workloads.bfcl_checker import standardize_string
+
+SCHEMA = {"name": "book", "parameters": {"type": "dict", "required": ["city", "nights"],
+          "properties": {"city": {"type": "string"}, "nights": {"type": "integer"},
+                         "price": {"type": "float"}, "late": {"type": "boolean"},
+                         "tags": {"type": "array", "items": {"type": "string"}},
+                         "pair": {"type": "tuple", "items": {"type": "integer"}},
+                         "prefs": {"type": "dict"},
+                         "rooms": {"type": "array", "items": {"type": "dict"}}}}}
+TRUTH: dict[str, Any] = {"book": {
+    "city": ["New York, NY", "NYC"], "nights": [2], "price": [100.0, ""],
+    "late": [False, ""], "tags": [["Quiet", "high floor"], ""], "pair": [[1, 2], ""],
+    "prefs": [{"bed": ["king"], "view": ["sea", ""]}, ""],
+    "rooms": [[{"kind": ["double"]}], ""]}}
+
+
+def check(**arguments: Any) -> tuple[bool, str]:
+    result = check_calls("simple", [SCHEMA], [ToolCall("book", arguments)], [TRUTH])
+    return result.valid, result.error_type
+
+
+def test_strings_normalize_as_bfcl_does() -> None:
+    assert standardize_string("New York, NY") == "newyorkny"
+    assert check(city="new-york ny", nights=2) == (True, "")
+    assert check(city="'NYC'", nights=2) == (False, "value_error")
+
+
+def test_int_is_accepted_for_float_but_not_float_for_int() -> None:
+    assert check(city="NYC", nights=2, price=100) == (True, "")
+    assert check(city="NYC", nights=2.0) == (False, "type_error")
+    assert check(city="NYC", nights=True) == (False, "type_error")
+
+
+def test_required_optional_and_unknown_parameters() -> None:
+    assert check(city="NYC") == (False, "missing_required")
+    assert check(city="NYC", nights=2, late=False) == (True, "")
+    assert check(city="NYC", nights=2, spa=True) == (False, "unexpected_param")
+
+
+def test_lists_tuples_and_dicts() -> None:
+    assert check(city="NYC", nights=2, tags=["quiet", "High-Floor"]) == (True, "")
+    assert check(city="NYC", nights=2, tags=["high floor", "quiet"]) == (False, "value_error")
+    assert check(city="NYC", nights=2, pair=(1, 2)) == (True, "")
+    assert check(city="NYC", nights=2, prefs={"bed": "King"}) == (True, "")
+    assert check(city="NYC", nights=2, prefs={"view": "sea"}) == (False, "value_error")
+    assert check(city="NYC", nights=2, prefs={"bed": "king", "x": 1})[0] is False
+    assert check(city="NYC", nights=2, rooms=[{"kind": "Double"}]) == (True, "")
+    assert check(city="NYC", nights=2, rooms=[{"kind": "double"}] * 2)[0] is False
+
+
+def test_a_variable_name_of_the_answer_type_is_accepted() -> None:
+    schema = {"name": "f", "parameters": {"type": "dict", "required": ["n"],
+              "properties": {"n": {"type": "integer"}}}}
+    truth = [{"f": {"n": ["count"]}}]
+    assert check_calls("simple", [schema], [ToolCall("f", {"n": "count"})], truth).valid
+    assert not check_calls("simple", [schema], [ToolCall("f", {"n": "other"})], truth).valid
+
+
+def test_parallel_is_order_free_and_multiple_needs_one_call() -> None:
+    schema = {"name": "f", "parameters": {"type": "dict", "required": ["n"],
+              "properties": {"n": {"type": "integer"}}}}
+    truth = [{"f": {"n": [1]}}, {"f": {"n": [2]}}]
+    calls = [ToolCall("f", {"n": 2}), ToolCall("f", {"n": 1})]
+    assert check_calls("parallel", [schema], calls, truth).valid
+    assert check_calls("parallel", [schema], calls[:1], truth).error_type == "wrong_count"
+    assert not check_calls("multiple", [schema], calls, truth[:1]).valid
+
+
+@pytest.mark.parametrize(("category", "calls", "valid"), [
+    ("irrelevance", None, True), ("irrelevance", (), True),
+    ("irrelevance", (ToolCall("f", {}),), False), ("live_relevance", None, False),
+    ("live_relevance", (ToolCall("f", {}),), True)])
+def test_relevance(category: str, calls: tuple[ToolCall, ...] | None, valid: bool) -> None:
+    assert check_relevance(category, calls).valid is valid

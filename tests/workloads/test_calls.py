@@ -1,0 +1,89 @@
+"""The prompting-format parser and the canonical call text."""
+
+from __future__ import annotations
+
+import keyword
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxbench.workloads import CallParseError, ToolCall, calls_from_native, parse_calls
+from ctxbench.workloads.calls import MAX_DEPTH, MAX_TEXT_CHARS, render_calls
+
+
+def test_parse_the_prompting_format() -> None:
+    calls = parse_calls("```\n[get_weather(city='Paris', days=3), uber.ride(loc=\"x\", "
+                        "time=-2.5, ok=True, tags=['a', 'b'], opts={'k': None})]\n```")
+    assert calls == (ToolCall("get_weather", {"city": "Paris", "days": 3}),
+                     ToolCall("uber.ride", {"loc": "x", "time": -2.5, "ok": True,
+                                            "tags": ["a", "b"], "opts": {"k": None}}))
+
+
+def test_a_single_call_without_brackets_and_bfcl_value_forms() -> None:
+    (call,) = parse_calls("math.gcd(a=x, b=f(), c=(1, 2), d=...)")
+    assert call == ToolCall("math.gcd", {"a": "x", "b": "f()", "c": (1, 2), "d": "..."})
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("The answer is 42.", "not Python call syntax"),
+    ("[f(1)]", "positional arguments"),
+    ("[f(a=1, a=2)]", "given twice"),
+    ("[f(**kw)]", "expansion"),
+    ("[f(a=1+2)]", "unsupported value syntax"),
+    ("[f()(a=1)]", "a call's function is not a"),
+    ("[1, f(a=1)]", "not a call"),
+    ("[f(a=b'x')]", "bytes or complex"),
+])
+def test_refusals(text: str, reason: str) -> None:
+    with pytest.raises(CallParseError, match=reason):
+        parse_calls(text)
+
+
+def test_code_in_a_value_is_text_never_run() -> None:
+    (call,) = parse_calls("[f(a=__import__('os').system('x'))]")
+    assert call.arguments == {"a": "__import__('os').system('x')"}
+
+
+def test_bounds() -> None:
+    with pytest.raises(CallParseError, match="longer than"):
+        parse_calls("[f(a='" + "x" * MAX_TEXT_CHARS + "')]")
+    deep = "[f(a=" + "[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2) + ")]"
+    with pytest.raises(CallParseError, match="nest deeper"):
+        parse_calls(deep)
+    with pytest.raises(CallParseError):
+        parse_calls("[f(a=" + "[" * 5000 + "]" * 5000 + ")]")
+
+
+def test_native_calls_map_names_back() -> None:
+    calls = calls_from_native([("uber_ride", '{"loc": "x"}'), ("f", {"a": 1}), ("g", "")],
+                              {"uber_ride": "uber.ride"})
+    assert render_calls(calls) == "[uber.ride(loc='x'), f(a=1), g()]"
+    with pytest.raises(CallParseError, match="not a JSON object"):
+        calls_from_native([("f", "[1]")])
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**9, 10**9) |
+    st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) |
+    st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+# Python keywords cannot name a call or an argument in the prompting format (nor in BFCL's).
+_ident = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name))
+
+
+@given(st.lists(st.tuples(st.lists(_ident, min_size=1, max_size=3),
+                          st.dictionaries(_ident, _json, max_size=4)), max_size=4))
+def test_render_then_parse_round_trips(raw: list[tuple[list[str], dict[str, object]]]) -> None:
+    calls = tuple(ToolCall(".".join(parts), args) for parts, args in raw)
+    assert parse_calls(render_calls(calls)) == calls
+
+
+@given(st.text(max_size=200))
+def test_any_text_parses_or_raises_the_parse_error(text: str) -> None:
+    try:
+        calls = parse_calls(text)
+    except CallParseError:
+        return
+    assert all(isinstance(c, ToolCall) for c in calls)
