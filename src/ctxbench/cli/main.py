@@ -15,6 +15,7 @@ from ctxbench.cli.errors import run_guarded
 COMMAND_MODULES: tuple[tuple[str, str], ...] = (
     ("ctxbench.cli.schema", "schema"),
     ("ctxbench.cli.compile", "compile_group"),
+    ("ctxbench.cli.strategies", "strategies"),
     ("ctxbench.cli.public_eval", "public_eval"),
     ("ctxbench.cli.cef", "cef"),
     ("ctxbench.cli.eceb", "eceb"),
