@@ -183,7 +183,7 @@ def test_a_not_a_result_and_unknown_names_are_refused(
                                               "got str"):
         compile_with_strategy(index, strategy=_Bad("bad", lambda r: "text"), query=query,
                               budget=300, policy=policy)
-    with pytest.raises(InputError, match="strategy: expected one of .*entroly.* got 'nope'"):
+    with pytest.raises(InputError, match=r"strategy: expected one of .*entroly.* got 'nope'"):
         compile_named(index, query=query, budget=300, policy=policy, strategy="nope")
     with pytest.raises(InputError, match="budget: expected an integer >= 1 for middle-out"):
         compile_named(index, query=query, budget=None, policy=policy, strategy="middle-out")
