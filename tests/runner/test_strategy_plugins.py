@@ -197,3 +197,17 @@ def test_entroly_beside_compiled_and_the_baselines_on_the_seed(tmp_path: Path) -
     assert {"entroly@1024", "entroly@2048", "truncate-tail@1024", "chunk-bm25@1024",
             "compiled@1024"} <= compared
     assert any(line.startswith("ECEB compiled:") for line in summary.verdicts)
+    # Entroly as ECEB's evaluated system, beside the same baseline trials.
+    run = json.loads((summary.output / "eceb-entroly" / "eceb-run.json").read_text(
+        encoding="utf-8"))
+    assert run["system"]["name"] == "entroly"
+    assert f"entroly {metadata.version('entroly')}" in run["system"]["revision"]
+    observed = {(o["strategy"], o["budget"]) for o in run["observations"]}
+    assert observed == {("full_permitted_context", None), ("compiled", 1024),
+                        ("compiled", 2048)}
+    report = json.loads((summary.output / "eceb-entroly" / "eceb-report.json").read_text(
+        encoding="utf-8"))
+    assert "compiled" in report["aggregate"]
+    assert sum(line.startswith("ECEB entroly: ") for line in summary.verdicts) == 1
+    for other in ("truncate-tail", "chunk-bm25"):
+        assert (summary.output / f"eceb-{other}" / "eceb-report.json").exists()
