@@ -205,3 +205,19 @@ def test_compile_cli_takes_any_installed_strategy(tmp_path: Path,
     assert "got 'nope'" in err and len(err.strip().splitlines()) == 1
     assert run_guarded(cli, ["strategies"], debug=False) == 0
     assert "chunk-bm25" in capsys.readouterr().out
+
+
+OVER = _Bad("over", BAD["over_budget"])
+
+
+def test_compile_cli_reports_bad_output_in_one_line_with_exit_3(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    code = run_guarded(cli, ["compile", "--benchmark", str(SEED.benchmark), "--corpus",
+                             str(SEED.corpus), "--task", TASK, "--budget", "300",
+                             "--strategy", "compiler.test_plugins:OVER"], debug=False)
+    err = capsys.readouterr().err.strip()
+    assert code == 3 and len(err.splitlines()) == 1
+    assert "strategy over: over_budget: " in err and "exceed the budget 300" in err

@@ -211,3 +211,24 @@ def test_entroly_beside_compiled_and_the_baselines_on_the_seed(tmp_path: Path) -
     assert sum(line.startswith("ECEB entroly: ") for line in summary.verdicts) == 1
     for other in ("truncate-tail", "chunk-bm25"):
         assert (summary.output / f"eceb-{other}" / "eceb-report.json").exists()
+
+
+def test_spec_takes_installed_names_and_refuses_others() -> None:
+    from ctxbench.core import InputError
+    from ctxbench.runner.spec import parse_spec
+
+    def spec(condition: dict[str, object]) -> dict[str, object]:
+        return {"name": "x", "seed": 1, "replicates": 1, "output": "o",
+                "workload": {"source": "q.jsonl"}, "model": {"provider": "fixture"},
+                "conditions": [{"strategy": "full_permitted_context"}, condition]}
+
+    parsed = parse_spec(spec({"strategy": "middle-out", "budgets": [64]}), path=Path("/t/x.toml"))
+    assert parsed.conditions[1].strategy == "middle-out"
+    assert parsed.conditions[1].name == "middle-out"
+    with pytest.raises(InputError, match=r"x.toml: \[conditions\]\[1\].strategy: expected one "
+                                         r"of full_permitted_context, .*chunk-bm25, entroly "
+                                         r"\(installed: ctxbench strategies\), got the string "
+                                         '"nope"'):
+        parse_spec(spec({"strategy": "nope", "budgets": [64]}), path=Path("/t/x.toml"))
+    with pytest.raises(InputError, match=r"\[conditions\]\[1\].budgets: expected budgets"):
+        parse_spec(spec({"strategy": "entroly"}), path=Path("/t/x.toml"))
