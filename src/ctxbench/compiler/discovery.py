@@ -47,9 +47,9 @@ NAME = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}")
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 #: ctxbench's own strategies: name -> ``module:attr`` (pyproject.toml declares the same).
 BUILTIN: dict[str, str] = {
-    "full_permitted_context": "ctxbench.compiler.baselines:FULL_PERMITTED_CONTEXT",
     "compiled": "ctxbench.compiler.baselines:COMPILED",
     "naive_top_k": "ctxbench.compiler.baselines:NAIVE_TOP_K",
+    "full_permitted_context": "ctxbench.compiler.baselines:FULL_PERMITTED_CONTEXT",
     "truncate-head": "ctxbench.compiler.baselines:TRUNCATE_HEAD",
     "truncate-tail": "ctxbench.compiler.baselines:TRUNCATE_TAIL",
     "middle-out": "ctxbench.compiler.baselines:MIDDLE_OUT",
