@@ -183,6 +183,10 @@ def test_a_not_a_result_and_unknown_names_are_refused(
                                               "got str"):
         compile_with_strategy(index, strategy=_Bad("bad", lambda r: "text"), query=query,
                               budget=300, policy=policy)
+    odd = _Bad("bad", lambda r: StrategyResult("", (Selected(_first(r)[0].artifact_id,
+                                                             5),)))  # type: ignore[arg-type]
+    with pytest.raises(StrategyFailure, match=r"selected\[0\].ranges: expected a tuple"):
+        compile_with_strategy(index, strategy=odd, query=query, budget=300, policy=policy)
     with pytest.raises(InputError, match=r"strategy: expected one of .*entroly.* got 'nope'"):
         compile_named(index, query=query, budget=300, policy=policy, strategy="nope")
     with pytest.raises(InputError, match="budget: expected an integer >= 1 for middle-out"):

@@ -233,6 +233,9 @@ def _excerpts(index: ContextIndex, policy: Policy, name: str,
                                   f"{artifact.artifact_id!r} is denied or disallowed by the "
                                   "task's policy")
         size = len(index.source(position))
+        if item.ranges is not None and not isinstance(item.ranges, tuple | list):
+            raise StrategyFailure(name, "invalid_output", f"selected[{n}].ranges: expected a "
+                                  f"tuple of (start, end), got {type(item.ranges).__name__}")
         ranges = [(0, size)] if item.ranges is None else list(item.ranges)
         for pair in ranges:
             ok = (isinstance(pair, tuple | list) and len(pair) == 2
@@ -341,7 +344,11 @@ def compile_with_strategy(
     if source is None and not result.details:
         return packet
     extra = dict(source or {})
-    details = {str(k): str(v) for k, v in result.details}
+    try:
+        details = {str(k): str(v) for k, v in result.details}
+    except (TypeError, ValueError) as exc:
+        raise StrategyFailure(name, "invalid_output", "details: expected (name, value) "
+                              "pairs") from exc
     if details:
         extra["details"] = details
     return replace(packet, commit={**packet.commit, "strategy_source": extra})
