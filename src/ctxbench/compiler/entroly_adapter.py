@@ -17,9 +17,12 @@ corpus) between packets. The commit records Entroly's version and how the packet
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from ctxbench.compiler.plugins import Candidate, Selected, StrategyRequest, StrategyResult
@@ -31,12 +34,33 @@ _ENV_LOCK = threading.Lock()
 INSTALL_HINT = "entroly is not installed; install it with: pip install 'ctxbench[entroly]'"
 
 
-def _optimize(fragments: list[dict[str, Any]], budget: int, query: str) -> dict[str, Any]:
+@contextlib.contextmanager
+def _logging_kept() -> Iterator[None]:
+    """Entroly's server module calls ``logging.basicConfig(level=INFO)`` when first
+    imported (inside ``optimize``), which would print every library's INFO records on
+    stderr; a placeholder handler makes that call a no-op, and the process's logging is
+    left as it was."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    placeholder = logging.NullHandler()
+    if not handlers:
+        root.addHandler(placeholder)
     try:
-        import entroly
-    except ImportError as exc:
-        raise RuntimeError(INSTALL_HINT) from exc
-    with _ENV_LOCK, tempfile.TemporaryDirectory(prefix="ctxbench-entroly-") as state:
+        yield
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def _optimize(fragments: list[dict[str, Any]], budget: int, query: str) -> dict[str, Any]:
+    with _ENV_LOCK, _logging_kept(), tempfile.TemporaryDirectory(
+            prefix="ctxbench-entroly-") as state:
+        try:
+            import entroly
+        except ImportError as exc:
+            raise RuntimeError(INSTALL_HINT) from exc
         before = os.environ.get("ENTROLY_DIR")
         os.environ["ENTROLY_DIR"] = state
         try:
