@@ -43,7 +43,9 @@ def _summary(packet: CompiledContext) -> str:
                    "./-relative or absolute inside it) or unique file name; an unknown name "
                    "is an error.")
 @click.option("--budget", type=int, help="Token budget (omit for full_permitted_context).")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default="compiled", show_default=True)
+@click.option("--strategy", default="compiled", show_default=True,
+              help=f"{', '.join(STRATEGIES)}, or any installed strategy (ctxbench strategies) "
+                   "or module:attr.")
 @click.option("--tokenizer", default="cl100k_base", show_default=True,
               help="cl100k_base, hf:PATH/tokenizer.json, gguf:PATH or smollm2.")
 @click.option("--external", "external", metavar="SPEC",

@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "Print or list the JSON Schemas that ship with ctxbench."),
     "compile": ("ctxbench.cli.compile", "compile_group",
                 "Compile a policy-aware, budgeted context packet and its commit."),
+    "strategies": ("ctxbench.cli.strategies", "strategies",
+                   "List the installed context strategies and where each came from."),
     "public-eval": ("ctxbench.cli.public_eval", "public_eval",
                     "Compare two public-eval row files under the public-eval protocol."),
     "cef": ("ctxbench.cli.cef", "cef",

@@ -95,8 +95,11 @@ def compile_context(
     excerpt gives an empty packet with ``empty_reason`` set); ``full_permitted_context``
     takes ``budget=None``.
     """
-    if strategy not in STRATEGIES:
-        raise InputError(f"strategy: expected one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if strategy not in STRATEGIES:  # an installed strategy (ctxbench.compiler.discovery)
+        from ctxbench.compiler.discovery import compile_named
+
+        return compile_named(index, query=query, budget=budget, policy=policy,
+                             strategy=strategy)
     selection: Selection
     if strategy == "full_permitted_context":
         if budget is not None:

@@ -43,6 +43,9 @@ class BuiltContext:
     compile_ms: float
     # The tool schemas sent (a tool-schema workload); ``text`` is their canonical lines.
     tools: tuple[Any, ...] = ()
+    # The trial's error_type when the strategy gave no usable packet (then nothing is
+    # sent to the model): ``strategy_failed:KIND: reason`` (docs/strategies.md).
+    failure: str | None = None
 
 
 class ContextBuilder:
@@ -116,18 +119,19 @@ class ContextBuilder:
         key = (task.task_id, condition.name, budget)
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._build(task, condition, budget)
+            from ctxbench.compiler.plugins import StrategyFailure
+
+            started = time.perf_counter()
+            try:
+                cached = self._build(task, condition, budget)
+            except StrategyFailure as exc:
+                cached = _failed(exc.error_type, (time.perf_counter() - started) * 1000)
             self._cache[key] = cached
         return cached
 
     def _build(self, task: WorkTask, condition: ConditionSpec, budget: int | None
                ) -> BuiltContext:
-        from ctxbench.compiler import (
-            Policy,
-            compile_context,
-            compile_external,
-            load_external_strategy,
-        )
+        from ctxbench.compiler import Policy, compile_context
 
         started = time.perf_counter()
         effective = None if budget is None else budget - self.overhead(task)
@@ -150,10 +154,13 @@ class ContextBuilder:
             policy = Policy(("public", "internal", "confidential", "restricted"), ())
             index = self._qa_index(task)
         if condition.strategy == "external":
+            from ctxbench.compiler.discovery import external_strategy
+            from ctxbench.compiler.plugins import compile_with_strategy
+
             assert condition.command is not None
-            compiled = compile_external(
-                index, query=task.query, budget=effective, policy=policy,
-                system=load_external_strategy(condition.command), name=condition.name)
+            compiled = compile_with_strategy(
+                index, strategy=external_strategy(condition.command, condition.name),
+                query=task.query, budget=effective, policy=policy, task_id=task.task_id)
         else:
             compiled = compile_context(index, query=task.query, budget=effective,
                                        policy=policy, strategy=condition.strategy)
@@ -184,6 +191,13 @@ class ContextBuilder:
     def close(self) -> None:
         if self._qa_dir is not None:
             self._qa_dir.cleanup()
+
+
+def _failed(error_type: str, compile_ms: float) -> BuiltContext:
+    """No packet: an empty context that is never sent (the trial records the failure)."""
+    return BuiltContext(text="", sha256=sha256_hex(b""), token_count=0, selected=(),
+                        commit_id=None, rendered_blake3=blake3_hex(b""),
+                        compile_ms=compile_ms, failure=error_type)
 
 
 def _selected(excerpts: Iterable[Excerpt]) -> tuple[tuple[str, str], ...]:

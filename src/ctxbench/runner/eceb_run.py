@@ -43,11 +43,27 @@ def _split_cost(record: dict[str, Any], pricing: PricingSnapshot | None) -> tupl
     return input_part, total - input_part
 
 
+def _system(strategy: str) -> dict[str, str]:
+    from ctxbench.compiler.discovery import strategy_source
+
+    source = strategy_source(strategy)
+    revision = source.get("version") or source.get("target") or "unknown"
+    for dist, version in source.get("requires", {}).items():
+        revision += f"; {dist} {version}"
+    return {"name": strategy, "revision": revision}
+
+
 def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workload,
                    contexts: ContextBuilder, run_id: str, claim_class: str,
                    judge: dict[str, Any], pricing_identity: dict[str, str],
-                   pricing: PricingSnapshot | None) -> tuple[dict[str, Any], int]:
-    """The ECEB run document and how many usage-less error trials it could not hold."""
+                   pricing: PricingSnapshot | None, evaluated: str = "compiled",
+                   ) -> tuple[dict[str, Any], int]:
+    """The ECEB run document and how many usage-less error trials it could not hold.
+
+    ``evaluated`` names another strategy to stand as ECEB's evaluated system (its
+    ``compiled``, spec §7): its trials are written as ``compiled``, beside the baseline's
+    and without the other strategies', and ``system.name`` is that strategy.
+    """
     by_name = {c.name: c for c in spec.conditions}
     tasks = {t.task_id: t for t in workload.tasks}
     observations: list[dict[str, Any]] = []
@@ -55,7 +71,13 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
     for item in iter_jsonl(trials_path):
         record = item.value
         task = tasks[record["task_id"]]
-        if record["strategy"] not in ECEB_STRATEGIES or (
+        strategy = record["strategy"]
+        if evaluated != "compiled":
+            if strategy == evaluated:
+                strategy = "compiled"
+            elif strategy != "full_permitted_context":
+                continue
+        if strategy not in ECEB_STRATEGIES or (
                 record["budget"] is not None and record["budget"] not in task.budget_ladder):
             # External strategies and budgets off this task's own ladder are not ECEB
             # observations of this benchmark; they stay in trials.jsonl and the CEF report.
@@ -75,7 +97,7 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
         input_cost, output_cost = _split_cost(record, pricing)
         observations.append({
             "task_id": record["task_id"],
-            "strategy": record["strategy"],
+            "strategy": strategy,
             "budget": record["budget"],
             "repetition": record["replicate"] + 1,
             "input_tokens": record["context_tokens"],
@@ -96,7 +118,8 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
         "benchmark_id": workload.benchmark.benchmark_id,
         "corpus_root": workload.benchmark.root,
         "claim_class": claim_class,
-        "system": {"name": "ctxbench-compiler", "revision": __version__},
+        "system": ({"name": "ctxbench-compiler", "revision": __version__}
+                   if evaluated == "compiled" else _system(evaluated)),
         "model": {"provider": model.provider, "name": model.model},
         "judge": judge,
         "tokenizer": {"name": contexts.tokenizer.id},

@@ -196,6 +196,8 @@ class TrialRunner:
         task = planned.task
         if context is None:
             context = self.contexts.build(task, planned.spec, planned.budget)
+        if context.failure is not None:
+            return self._strategy_failed(planned, context)
         model = self.spec.model
         tool_task = self.contexts.workload.format == "bfcl"
         request = ProviderRequest(
@@ -236,6 +238,19 @@ class TrialRunner:
         # Once more over the whole record: any configured key (this provider's, the
         # judge's) echoed anywhere is gone before the line is written.
         return TrialResult(record=self.redactor.json(record), context=context, answer=answer)
+
+    def _strategy_failed(self, planned: PlannedTrial, context: BuiltContext) -> TrialResult:
+        """The strategy gave no usable packet: an error trial, and no request is sent."""
+        failed = [ProviderAttempt(1, "error", context.failure, None, TokenUsage(), 0, 0, 0.0,
+                                  None, None)]
+        record = build_trial(
+            ident=self.ident, task_id=planned.task.task_id, condition=planned.condition,
+            strategy=planned.spec.strategy, budget=planned.budget,
+            replicate=planned.replicate, condition_order=planned.condition_order,
+            context_sha256=context.sha256, context_commit_id=None,
+            compile_ms=context.compile_ms, attempts=failed, answer="", task_score=0.0,
+            evidence_recall=0.0, unsupported_claim_rate=0.0, cost=self.cost)
+        return TrialResult(record=self.redactor.json(record), context=context, answer="")
 
     def lost(self, planned: PlannedTrial, context: BuiltContext, attempts: int
              ) -> TrialResult:

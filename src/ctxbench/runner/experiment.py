@@ -241,7 +241,7 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                           "api_key_env": spec.model.api_key_env},
                 pricing=pricing_info, tokenizer=contexts.tokenizer.id, conditions=conditions,
                 trials_planned=len(plan), labels=all_labels,
-                execution=_execution_info(spec),
+                execution=_execution_info(spec), strategies=_strategy_sources(spec),
                 judge=None if judge is None else {
                     "provider": judge.provider.name, "model": judge.provider.model,
                     "rubric_blake3": judge.rubric_blake3, "scorer": judge.name}))
@@ -336,6 +336,14 @@ def _executor(spec: ExperimentSpec, workload: Workload,
     return RayExecutor(execution=spec.execution, config=WorkerConfig(
         spec=spec, workload=workload, tokenizer=tokenizer_name(spec), ident=ident, cost=cost,
         pricing=snapshot, provider_options=options))
+
+
+def _strategy_sources(spec: ExperimentSpec) -> dict[str, Any]:
+    """Where each condition's strategy came from (distribution, version, entry point)."""
+    from ctxbench.compiler.discovery import strategy_source
+
+    return {c.strategy: strategy_source(c.strategy) for c in spec.conditions
+            if c.strategy != "external"}
 
 
 def _execution_info(spec: ExperimentSpec) -> dict[str, Any]:

@@ -38,7 +38,8 @@ def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any
                    provider: dict[str, Any], pricing: dict[str, Any], tokenizer: str,
                    conditions: list[str], trials_planned: int, labels: list[str],
                    judge: dict[str, Any] | None = None,
-                   execution: dict[str, Any] | None = None) -> dict[str, Any]:
+                   execution: dict[str, Any] | None = None,
+                   strategies: dict[str, Any] | None = None) -> dict[str, Any]:
     """The manifest document (``ctxbench.run-manifest.v1``)."""
     manifest: dict[str, Any] = {
         "schema_version": MANIFEST_SCHEMA,
@@ -63,6 +64,8 @@ def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any
     }
     if execution is not None:
         manifest["execution"] = execution
+    if strategies:
+        manifest["strategies"] = strategies  # where each came from (docs/strategies.md)
     return manifest
 
 

@@ -78,8 +78,8 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
     elif usage.total > 0:
         usage_source = "provider_response"
     else:
-        usage_source = ("runner_error" if (last.error_type or "").startswith("runner_error")
-                        else "provider_error")
+        usage_source = ("runner_error" if (last.error_type or "").startswith(
+            ("runner_error", "strategy_failed")) else "provider_error")
     request_id = next((a.request_id for a in reversed(attempts) if a.request_id), None)
     if request_id is None:
         # No response carried an id: a stable hash names the request instead.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core import atomic_write_json, atomic_write_text, blake3_hex
+from ctxbench.core import CtxbenchError, atomic_write_json, atomic_write_text, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.eceb_run import build_eceb_run
 from ctxbench.runner.judge import Judge
@@ -94,6 +94,18 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
                                        trials_path, labels, judge)
         paths.update(eceb_paths)
         verdicts.extend(eceb_lines)
+        for strategy in dict.fromkeys(c.strategy for c in spec.conditions):
+            if strategy in ("full_permitted_context", "naive_top_k", "compiled", "external"):
+                continue
+            try:  # each plugin strategy as ECEB's evaluated system, beside the baseline
+                more, lines = _eceb(spec, workload, contexts, run_id, snapshot, trials_path,
+                                    labels, judge, evaluated=strategy)
+            except CtxbenchError as exc:
+                verdicts.append(f"ECEB {strategy}: not evaluated: {str(exc)[:300]}")
+                continue
+            paths.update(more)
+            verdicts.extend(line.replace("ECEB compiled:", f"ECEB {strategy}:")
+                            for line in lines if line.startswith("ECEB compiled:"))
     return paths, verdicts
 
 
@@ -112,10 +124,15 @@ def _write_pair(json_path: Path, md_path: Path, report: dict[str, Any]) -> None:
 
 def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, run_id: str,
           snapshot: PricingSnapshot | None, trials_path: Path, labels: list[str],
-          judge_used: Judge | None) -> tuple[dict[str, Path], list[str]]:
+          judge_used: Judge | None, evaluated: str = "compiled",
+          ) -> tuple[dict[str, Path], list[str]]:
+    """ECEB run and report; for a plugin strategy (``evaluated``) under ``eceb-NAME/``."""
     from ctxbench.protocols.eceb import evaluate, load_run, verify_corpus
 
     out = trials_path.parent
+    if evaluated != "compiled":
+        out = out / f"eceb-{evaluated}"
+        out.mkdir(exist_ok=True)
     fixture = spec.model.provider == "fixture"
     judge: dict[str, Any] = {"profile": "deterministic-answer-terms", "model": "none",
              "rubric_blake3": blake3_hex(SCORER_RUBRIC.encode("utf-8")),
@@ -128,27 +145,30 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
     if snapshot is not None:
         pricing = {"source": snapshot.source_reference, "date": snapshot.effective_date}
     else:
-        manifest_date = _manifest_date(out / "manifest.json")
+        manifest_date = _manifest_date(trials_path.parent / "manifest.json")
         pricing = {"source": "zero_cost_fixture" if fixture else "self_hosted_no_api_fee",
                    "date": manifest_date}
     claim_class = "conformance_seed" if fixture else workload.benchmark.claim_class
     document, omitted = build_eceb_run(trials_path=trials_path, spec=spec, workload=workload,
                               contexts=contexts, run_id=run_id, claim_class=claim_class,
-                              judge=judge, pricing_identity=pricing, pricing=snapshot)
+                              judge=judge, pricing_identity=pricing, pricing=snapshot,
+                              evaluated=evaluated)
     run_path = out / "eceb-run.json"
     atomic_write_json(run_path, document)
     assert workload.corpus_dir is not None
     check = verify_corpus(workload.benchmark, workload.corpus_dir)
     report = evaluate(workload.benchmark, load_run(run_path), check)
-    paths = {"eceb-run.json": run_path, "eceb-report.json": out / "eceb-report.json",
-             "eceb-report.md": out / "eceb-report.md"}
+    prefix = "" if evaluated == "compiled" else f"eceb-{evaluated}/"
+    paths = {f"{prefix}eceb-run.json": run_path,
+             f"{prefix}eceb-report.json": out / "eceb-report.json",
+             f"{prefix}eceb-report.md": out / "eceb-report.md"}
     notes = list(labels)
     if omitted:
         notes.append(f"{omitted} error trial(s) without any provider-reported usage (no "
                      "response, or a prompt the runtime rejected) are not ECEB observations; "
                      "their groups fail the repetitions gate; they remain in trials.jsonl and "
                      "count as failures in the CEF report")
-    _write_pair(paths["eceb-report.json"], paths["eceb-report.md"], _noted(report, notes))
+    _write_pair(out / "eceb-report.json", out / "eceb-report.md", _noted(report, notes))
     lines = eceb_verdicts(report)
     if omitted:
         lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "

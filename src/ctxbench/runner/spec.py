@@ -255,7 +255,8 @@ def _stops(t: _TomlFields) -> tuple[str, ...]:
 
 def _condition(t: _TomlFields) -> ConditionSpec:
     t.only({"name", "strategy", "budgets", "command", "params"})
-    strategy = t.req_enum("strategy", STRATEGIES)
+    strategy = t.req_string("strategy")
+    budgeted = _strategy_budgeted(t, strategy)
     name = t.matching("name", _SLUG, "a lowercase slug like compiled or my-packer",
                       optional=True) or strategy
     raw = t.value.get("budgets")
@@ -272,7 +273,9 @@ def _condition(t: _TomlFields) -> ConditionSpec:
                f'[1, {top}] or the string "ladder"', raw)
     if strategy == "full_permitted_context" and (budgets or ladder):
         t.fail("budgets", "no budgets (the full permitted context is not budgeted)", raw)
-    if strategy in ("naive_top_k", "compiled") and not (budgets or ladder):
+    if budgeted is False and (budgets or ladder):
+        t.fail("budgets", f"no budgets (the strategy {strategy} is not budgeted)", raw)
+    if (strategy in ("naive_top_k", "compiled") or budgeted) and not (budgets or ladder):
         t.fail("budgets", 'budgets (an array of integers >= 1, or "ladder")',
                got_text="nothing (the field is missing)")
     command = t.string("command", optional=True)
@@ -285,6 +288,24 @@ def _condition(t: _TomlFields) -> ConditionSpec:
         t.fail("params", "a table of extra provider request parameters", params)
     return ConditionSpec(name=name, strategy=strategy, budgets=budgets, ladder=ladder,
                          command=command, params=dict(params))
+
+
+def _strategy_budgeted(t: _TomlFields, strategy: str) -> bool | None:
+    """Whether an installed strategy (docs/strategies.md) needs budgets; None for the
+    built-in four, whose rules follow. An unknown name fails, naming what is installed."""
+    if strategy in STRATEGIES:
+        return None
+    from ctxbench.compiler.discovery import get_strategy, installed_strategies
+
+    known = [i.name for i in installed_strategies() if i.problem is None]
+    if strategy not in known:
+        t.fail("strategy", f"one of {', '.join(dict.fromkeys([*STRATEGIES, *known]))} "
+               "(installed: ctxbench strategies)", strategy)
+    try:
+        return bool(get_strategy(strategy).budgeted)
+    except InputError as exc:
+        t.fail("strategy", f"a strategy that loads ({str(exc)[:200]})", strategy)
+    return None
 
 
 def _limits(t: _TomlFields | None) -> Limits:
