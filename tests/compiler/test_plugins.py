@@ -23,6 +23,7 @@ from ctxbench.compiler.plugins import (
     StrategyResult,
     compile_with_strategy,
 )
+from ctxbench.compiler.render import RENDER_TEMPLATE
 from ctxbench.core import InputError
 from ctxbench.protocols.eceb import load_benchmark, seed_paths
 
@@ -69,7 +70,7 @@ def test_baselines_fit_the_budget_and_verify(seed: tuple[ContextIndex, Policy, s
     packet = compile_context(index, query=query, budget=budget, policy=policy, strategy=name)
     assert 0 < packet.token_count <= budget
     assert packet.token_count == index.count(packet.text)
-    assert packet.commit["template"] == "ctxbench.render.v1"
+    assert packet.commit["template"] == RENDER_TEMPLATE
     assert packet.commit["strategy_source"]["entry_point"].startswith(
         f"ctxbench.strategies: {name} = ctxbench.compiler.baselines:")
     verify_commit(packet.commit, SEED.corpus)  # re-rendered from the corpus alone

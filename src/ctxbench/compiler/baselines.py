@@ -15,7 +15,7 @@
   query, and added greedily best first while they fit (a chunk that does not fit is
   skipped; the next may).
 
-Every packet is rendered with the fixed template (``ctxbench.render.v1``) and fits the
+Every packet is rendered with the current fixed template (``RENDER_TEMPLATE``) and fits the
 budget by an exact count with the declared tokenizer.
 """
 

@@ -182,8 +182,10 @@ class StrategyRequest:
         return self._memo["candidates"]  # type: ignore[no-any-return]
 
     def render(self, selected: Sequence[Selected]) -> str:
-        """The canonical packet (``ctxbench.render.v1``) of a selection, as ctxbench renders
-        it; a strategy that returns it verbatim gets a commit anyone can re-render."""
+        """The canonical packet (the current ``RENDER_TEMPLATE``) of a selection.
+
+        A strategy that returns it verbatim gets a commit anyone can re-render.
+        """
         excerpts = _excerpts(self.index, self.policy, "render", tuple(selected))
         return "".join(render_excerpt(e, self.index.source(_pos(self.index, e.artifact_id)))
                        for e in excerpts)
