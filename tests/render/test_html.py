@@ -259,3 +259,31 @@ def test_run_directory_page_shows_manifest_and_links_raw_files(tmp_path: Path) -
         assert f'href="../out/{name}"' in page
         assert (out.parent / "../out" / name).exists()
     assert "CEF report: Headline and claims" in text and "ECEB report: Task x budget" in text
+
+
+def test_public_eval_page_lists_regressions_and_recoveries_by_instance(
+        tmp_path: Path) -> None:
+    src = GOLDEN / "public-eval-repeated" / "report.json"
+    page = render_html([src], tmp_path / "p.html")
+    text = " ".join(text_of(page).split())
+    assert ("Regressions (baseline resolved, treatment not): all 11 cells listed "
+            "instance runs task-00 0, 1, 2 "
+            "task-01 2 task-02 2 task-04 0, 1, 2 task-08 1, 2 task-11 1") in text
+    assert "Recoveries (treatment resolved, baseline not): all 6 cells listed" in text
+    single = text_of(render_html([PE], tmp_path / "q.html"))
+    flat = " ".join(single.split())
+    assert "Regressions (baseline resolved, treatment not): none" in flat
+    assert ("Recoveries (treatment resolved, baseline not): all 2 instances listed "
+            "instance django__django-11006 "
+            "django__django-11025") in flat
+
+
+def test_a_bounded_listing_is_folded_and_says_it_was_cut(tmp_path: Path) -> None:
+    report = load(PE)
+    report["quality"]["regressed_cells"] = {
+        "total": 1500, "limit": 1000,
+        "listed": [{"instance_id": f"<i{k:04d}>", "run": 0} for k in range(1000)]}
+    page = render_doc(tmp_path, report)
+    assert ("<details><summary>Regressions (baseline resolved, treatment not): the first "
+            "1,000 of 1,500 instances (the report lists at most 1,000)") in page
+    assert page.count("<code>&lt;i0") == 1000 and "<i0001>" not in page

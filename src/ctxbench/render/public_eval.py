@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["claim_sentence", "render_markdown"]
+__all__ = ["cell_groups", "claim_sentence", "render_markdown"]
 
 _DASH = "\u2014"
 _EN_DASH = "\u2013"
@@ -165,6 +166,37 @@ def _table(report: dict[str, Any], level: str) -> list[str]:
     return out
 
 
+def _code(text: str) -> str:
+    """A Markdown code span that holds ``text`` whatever backticks it contains (CommonMark)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    pad = " " if longest else ""
+    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+
+
+def cell_groups(listed: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
+    """Listed cells grouped by instance, in the report's order: [(instance_id, runs)]."""
+    groups: list[tuple[str, list[int]]] = []
+    for cell in listed:
+        if groups and groups[-1][0] == cell["instance_id"]:
+            groups[-1][1].append(cell["run"])
+        else:
+            groups.append((cell["instance_id"], [cell["run"]]))
+    return groups
+
+
+def _cells(title: str, entry: dict[str, Any], single_runs: bool) -> list[str]:
+    total, listed = entry["total"], entry["listed"]
+    if total == 0:
+        return [f"- {title}: none"]
+    unit = "instance" if single_runs else "cell"
+    shown = (f"all {total:,} {unit}s listed" if len(listed) == total else
+             f"the first {len(listed):,} of {total:,} {unit}s in (instance_id, run) order")
+    items = [_code(iid) if single_runs else
+             f"{_code(iid)} (run{'s' if len(runs) > 1 else ''} "
+             f"{', '.join(str(r) for r in runs)})" for iid, runs in cell_groups(listed)]
+    return [f"- {title}, {shown}: {', '.join(items)}"]
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The Markdown report: verdict, claim sentence, metric table, quality, warnings."""
     level = _level(report)
@@ -215,6 +247,12 @@ def render_markdown(report: dict[str, Any]) -> str:
               f"- Loss beyond the margin shown: {'yes' if quality['shows_loss'] else 'no'}",
               f"- Point estimate within the margin (older criterion, for comparison only, "
               f"not used for the status): {within}"]
+    single = report["runs_per_task"]["max"] == 1
+    lines += ["", "### Regressions and recoveries by instance", "",
+              *_cells("Regressions (baseline resolved, treatment not)",
+                      quality["regressed_cells"], single),
+              *_cells("Recoveries (treatment resolved, baseline not)",
+                      quality["recovered_cells"], single)]
     stops = report["false_stops"]
     if stops is not None:
         lines += ["", "## False stops", "",

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ctxbench.protocols.public_eval.pairing import Arm, PairedCells
+from ctxbench.protocols.public_eval.quality import LISTED_CELLS
 from ctxbench.protocols.public_eval.rows import METRIC_FIELDS
 from ctxbench.protocols.public_eval.settings import RANDOM_STREAM, Settings
 from ctxbench.stats.bootstrap import distinct_resamples
@@ -242,6 +243,9 @@ def methodology(settings: Settings, single_runs: bool,
                            "the rate exceeds max_false_stop_rate",
         "resolve_rate_interval": "Wilson (1927) score interval over cells",
         "mcnemar": "exact two-sided binomial test of regressions vs recoveries",
+        "listed_cells": f"quality.regressed_cells and quality.recovered_cells list the first "
+                        f"{LISTED_CELLS} cells of each in (instance_id, run) order (ids in "
+                        "code-point order); total counts them all",
         "savings": "percent saved = 100 * (1 - treatment total / baseline total)",
         "totals": "integer totals are exact (Python integers); counts above 2**53 - 1 are "
                   "rejected when read",

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, forest
-from ctxbench.render.html.public_eval_view import Arm, Bounds, PublicEvalView, Saving
+from ctxbench.render.html.public_eval_view import (
+    Arm,
+    Bounds,
+    ChangedCells,
+    PublicEvalView,
+    Saving,
+)
 from ctxbench.render.html.svg import Ids, esc
 
 __all__ = ["public_eval_sections"]
@@ -143,6 +149,34 @@ def _quality(view: PublicEvalView, ids: Ids, level: str) -> str:
     return f'<div class="plots">{fig}</div>{numbers}'
 
 
+_OPEN_GROUPS = 20
+"""Lists of up to this many instances are shown open; longer ones start folded."""
+
+
+def _changed(title: str, cells: ChangedCells, single_runs: bool) -> str:
+    if cells.total == 0:
+        return f"<h3>{esc(title)}: none</h3>"
+    unit = "instances" if single_runs else "cells"
+    shown = (f"all {cells.total:,} {unit} listed" if cells.listed == cells.total else
+             f"the first {cells.listed:,} of {cells.total:,} {unit} (the report lists at "
+             f"most {cells.limit:,}), in instance and run order")
+    header = ["instance"] if single_runs else ["instance", "runs"]
+    rows = [[f"<code>{esc(iid)}</code>"] if single_runs else
+            [f"<code>{esc(iid)}</code>", ", ".join(str(r) for r in runs)]
+            for iid, runs in cells.groups]
+    fold = " open" if len(cells.groups) <= _OPEN_GROUPS else ""
+    return (f"<details{fold}><summary>{esc(title)}: {esc(shown)}</summary>"
+            f"{table(header, rows)}</details>")
+
+
+def _instances(view: PublicEvalView) -> str:
+    single = view.runs_max == 1
+    return ("<p>Every cell whose outcome differs between the arms, by instance"
+            + ("" if single else " and run") + ".</p>"
+            + _changed("Regressions (baseline resolved, treatment not)", view.regressed, single)
+            + _changed("Recoveries (treatment resolved, baseline not)", view.recovered, single))
+
+
 def _false_stops(view: PublicEvalView, ids: Ids, level: str) -> str:
     fs = view.false_stops
     if fs is None:
@@ -234,6 +268,8 @@ def public_eval_sections(view: PublicEvalView, ids: Ids, prefix: str = "") -> li
         Section(f"{prefix}status", "Status", _status(view)),
         Section(f"{prefix}quality", "Resolve-rate delta and the margin",
                 _quality(view, ids, level)),
+        Section(f"{prefix}changed", "Regressions and recoveries by instance",
+                _instances(view), nav="Regressions and recoveries"),
         Section(f"{prefix}false-stops", "False stops", _false_stops(view, ids, level)),
         Section(f"{prefix}savings", "Savings", _savings(view, ids, level)),
         Section(f"{prefix}arms", "Baseline and treatment", _arms(view.baseline,

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 from ctxbench.render.html._node import Node, read_notes
 
-__all__ = ["Arm", "FalseStops", "Interval", "PublicEvalView", "Saving", "read_public_eval"]
+__all__ = ["Arm", "ChangedCells", "FalseStops", "Interval", "PublicEvalView", "Saving",
+           "read_public_eval"]
 
 Bounds = tuple[float | None, float | None]
 
@@ -58,6 +59,16 @@ class Interval:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangedCells:
+    """Regressed or recovered cells: the total and the listed ones grouped by instance."""
+
+    total: int
+    limit: int
+    listed: int
+    groups: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class FalseStops:
     reviewed: int
     false: int
@@ -93,6 +104,8 @@ class PublicEvalView:
     point_criterion: str
     regressions: int
     recoveries: int
+    regressed: ChangedCells
+    recovered: ChangedCells
     mcnemar_p: float
     false_stops: FalseStops | None
     savings: tuple[Saving, ...]
@@ -168,6 +181,16 @@ def _not_gating(node: Node) -> tuple[Interval, ...]:
     return tuple(out)
 
 
+def _changed(node: Node) -> ChangedCells:
+    from ctxbench.render.public_eval import cell_groups
+
+    cells = [{"instance_id": c.s("instance_id"), "run": c.i("run")}
+             for c in node.at("listed").items()]
+    groups = cell_groups(cells)
+    return ChangedCells(total=node.i("total"), limit=node.i("limit"), listed=len(cells),
+                        groups=tuple((iid, tuple(runs)) for iid, runs in groups))
+
+
 def _false_stops(node: Node | None) -> FalseStops | None:
     if node is None:
         return None
@@ -204,6 +227,7 @@ def read_public_eval(doc: Node) -> PublicEvalView:
         point_within_margin=extra.b("point_estimate_within_margin"),
         point_criterion=extra.s("point_estimate_criterion"),
         regressions=q.i("regressions"), recoveries=q.i("recoveries"),
+        regressed=_changed(q.at("regressed_cells")), recovered=_changed(q.at("recovered_cells")),
         mcnemar_p=q.n("mcnemar_p"), false_stops=_false_stops(doc.opt("false_stops")),
         savings=_savings(doc.at("savings")),
         min_savings_percent=m.n("min_savings_percent"), confidence=m.n("confidence_level"),
