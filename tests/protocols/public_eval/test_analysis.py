@@ -126,10 +126,11 @@ def test_no_savings_and_min_savings_floor() -> None:
     floor = _report(_rows(same, [1000] * n), _rows(same, noisy), min_savings_percent=50,
                     quality_margin_pp=10.0)
     assert floor["status"] == "no_savings"
-    low = floor["savings"]["tokens"]["ci"][0]
-    assert 26.0 < low < 28.0
-    assert floor["reasons"][0] == (f"no token savings shown: the 95% lower bound ({low:.1f}%) "
-                                   "is not above 50%")
+    low = floor["savings"]["tokens"]["gate_lower_bound"]
+    assert 25.0 < low < floor["savings"]["tokens"]["ci"][0] < 28.0
+    assert floor["reasons"][0] == (f"no token savings shown: the one-sided 97.5% gate bound "
+                                   f"({low:.1f}%, the lower end of the symmetric 97.5% "
+                                   "interval) is not above 50%")
 
 
 def test_not_evaluable_cases() -> None:
@@ -313,7 +314,9 @@ def test_any_valid_input_gives_a_schema_valid_report(
                                 "not_evaluable"}
     if report["status"] == "supported":
         assert report["quality"]["non_inferior"] is True
-        assert report["savings"]["tokens"]["ci"][0] > 0
+        assert report["savings"]["tokens"]["gate_lower_bound"] > 0
+        assert report["savings"]["tokens"]["ci"][0] >= report["savings"]["tokens"][
+            "gate_lower_bound"]
     if sum(tb for _, _, tb, _, _ in cells) == 0:
         assert report["savings"]["tokens"]["percent_saved"] is None
 

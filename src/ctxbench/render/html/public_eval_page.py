@@ -225,18 +225,22 @@ def _savings(view: PublicEvalView, ids: Ids, level: str) -> str:
                  "them and do not decide the status.")
     else:
         basis = "No row records intervention overhead: savings are agent totals."
-    gate = (f"The token-savings gate reads the lower bound of the headline token row's "
-            f"{level} studentized bootstrap interval against the minimum "
-            f"{view.min_savings_percent:g}%. The other rows' intervals are reported and do "
-            "not gate; percentile intervals are shown for comparison only.")
+    half = (1.0 - view.confidence) / 2.0 * 100
+    gate = (f"The token-savings gate reads the headline token row's gate bound, the lower "
+            f"end of the symmetric {100 - half:g}% studentized bootstrap interval (one-sided "
+            f"error at most {half:g}%), against the minimum {view.min_savings_percent:g}%. "
+            f"The {level} studentized intervals are the reported intervals and do not gate; "
+            "percentile intervals are shown for comparison only.")
     tab = table(["metric", "basis", "baseline", "treatment", "percent saved",
-                 f"{level} studentized interval", f"{level} percentile interval (not gating)"],
+                 f"{level} studentized interval", "gate bound (one-sided; gates tokens)",
+                 f"{level} percentile interval (not gating)"],
                 [[esc(_label(s.metric)), esc(_basis(s)), _amount(s.metric, s.baseline),
                   _amount(s.metric, s.treatment),
                   "not measured" if s.percent_saved is None else f"{s.percent_saved:.1f}%",
                   "none (percentile only)" if s.ci is None and s.basis is not None
-                  else _ci(s.ci), _ci(s.percentile_ci)] for s in ordered],
-                caption="Savings", numeric=(2, 3, 4))
+                  else _ci(s.ci), "none" if s.gate_low is None else f"{s.gate_low:.1f}%",
+                  _ci(s.percentile_ci)] for s in ordered],
+                caption="Savings", numeric=(2, 3, 4, 6))
     return (f"<p>{esc(basis)} {esc(gate)}</p>"
             f'<div class="plots">{figure(svg, "Positive: the treatment used less.")}</div>'
             f"{tab}")

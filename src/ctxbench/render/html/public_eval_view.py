@@ -42,6 +42,8 @@ class Saving:
     percent_saved: float | None
     ci: Bounds | None
     """The reported (studentized) interval; None for ratios that only have a percentile one."""
+    gate_low: float | None
+    """The one-sided gate bound (``gate_lower_bound``); None where the entry has none."""
     percentile_ci: Bounds | None
     baseline: float | None
     treatment: float | None
@@ -155,14 +157,14 @@ def _savings(node: Node) -> tuple[Saving, ...]:
     out = []
     for metric, entry in node.entries():
         if entry.value is None:
-            out.append(Saving(metric, None, None, None, None, None, None))
+            out.append(Saving(metric, None, None, None, None, None, None, None))
             continue
         if not isinstance(entry.value, dict) or "percent_saved" not in entry.value:
             continue
         base = entry.opt("baseline_total") or entry.opt("baseline")
         treat = entry.opt("treatment_total") or entry.opt("treatment")
         out.append(Saving(metric, entry.s("basis"), entry.on("percent_saved"),
-                          _opt_pair(entry.opt("ci")),
+                          _opt_pair(entry.opt("ci")), _opt_num(entry.opt("gate_lower_bound")),
                           _opt_pair(entry.opt("percentile_ci_not_gating")),
                           _opt_num(base), _opt_num(treat)))
     return tuple(out)
