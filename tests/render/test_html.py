@@ -78,6 +78,9 @@ def test_public_eval_page_shows_delta_interval_margin_and_savings(tmp_path: Path
     tokens = report["savings"]["tokens"]
     assert f"{tokens['percent_saved']:.1f}%" in text
     assert f"{tokens['ci'][0]:.1f} to {tokens['ci'][1]:.1f}" in text
+    assert (f"{tokens['ci'][0]:.1f} to {tokens['ci'][1]:.1f} {tokens['gate_lower_bound']:.1f}% "
+            f"{tokens['percentile_ci_not_gating'][0]:.1f} to") in " ".join(text.split())
+    assert "lower end of the symmetric 97.5% studentized bootstrap interval" in text
     assert f"Regressions (baseline resolved, treatment not) {q['regressions']}" in \
         " ".join(text.split())
     assert "Status: supported" in " ".join(text.split())

@@ -134,3 +134,11 @@ def test_a_bounded_listing_says_how_many_are_left_and_ids_stay_code() -> None:
     assert ("- Regressions (baseline resolved, treatment not), the first 1,000 of 1,234 "
             "instances in (instance_id, run) order: `` a`b0 ``, `` a`b1 ``,") in text
     assert text.count("`` a`b") == 1000
+
+
+def test_savings_table_shows_the_gate_bound_beside_the_reported_interval() -> None:
+    report = _example()
+    report["savings"]["tokens"]["gate_lower_bound"] = 29.87
+    text = render_markdown(report)
+    assert "| tokens | agent only | 38.40% | 31.00\u201345.20 | 29.87% | 32.36\u201345.81 |" in text
+    assert "the lower end of the symmetric 97.5% studentized bootstrap interval" in text
