@@ -76,7 +76,9 @@ def main() -> None:
     print(f"CPU time of this process:    {c3 - c0:6.1f} s  (1-minute load average at the end: "
           f"{load:.1f} on {os.cpu_count()} cores)")
     print(f"status {report['status']}; token savings {report['savings']['tokens']['percent_saved']}"
-          f"% CI {report['savings']['tokens']['ci']}; delta {report['quality']['gate_ci_pp']}")
+          f"% CI {report['savings']['tokens']['ci']} gate bound "
+          f"{report['savings']['tokens']['gate_lower_bound']}; delta "
+          f"{report['quality']['gate_ci_pp']}")
 
 
 if __name__ == "__main__":

@@ -62,11 +62,25 @@ def test_public_eval_page_shows_delta_interval_margin_and_savings(tmp_path: Path
     text = text_of(render_html([PE], tmp_path / "p.html"))
     q = report["quality"]
     assert f"{q['resolved_delta_pp']:+.2f} pp" in text
-    assert f"{q['delta_ci_pp'][0]:.2f} to {q['delta_ci_pp'][1]:.2f} pp" in text
+    assert f"{q['gate_ci_pp'][0]:.2f} to {q['gate_ci_pp'][1]:.2f} pp" in text
+    assert (f"Gating 95% interval {q['gate_ci_pp'][0]:.2f} to {q['gate_ci_pp'][1]:.2f} pp "
+            f"({q['gate_method']})") in " ".join(text.split())
     assert f"margin -{q['margin_pp']:g} pp" in text
+    extra = q["not_gating"]
+    flat = " ".join(text.split())
+    assert (f"Not gating: 95% bootstrap interval {extra['bootstrap_ci_pp'][0]:.2f} to "
+            f"{extra['bootstrap_ci_pp'][1]:.2f} pp ({extra['bootstrap_method']})") in flat
+    low, high = extra["newcombe_hybrid_score_ci_pp"]
+    assert (f"Not gating: 95% newcombe interval {low:.2f} to {high:.2f} pp (newcombe hybrid "
+            "score)") in flat
+    assert "No treatment row reviewed a stop" in text
+    assert "savings are agent totals" in text
     tokens = report["savings"]["tokens"]
     assert f"{tokens['percent_saved']:.1f}%" in text
     assert f"{tokens['ci'][0]:.1f} to {tokens['ci'][1]:.1f}" in text
+    assert (f"{tokens['ci'][0]:.1f} to {tokens['ci'][1]:.1f} {tokens['gate_lower_bound']:.1f}% "
+            f"{tokens['percentile_ci_not_gating'][0]:.1f} to") in " ".join(text.split())
+    assert "lower end of the symmetric 97.5% studentized bootstrap interval" in text
     assert f"Regressions (baseline resolved, treatment not) {q['regressions']}" in \
         " ".join(text.split())
     assert "Status: supported" in " ".join(text.split())
@@ -82,6 +96,45 @@ def test_public_eval_savings_rows_follow_the_report(tmp_path: Path) -> None:
                                        "ci": [1.25, 20.5]}
     text = text_of(render_doc(tmp_path, report))
     assert "tokens net" in text and "12.3%" in text and "1.2 to 20.5" in text
+
+
+def test_public_eval_page_labels_net_headline_gross_false_stops_and_design_effect(
+        tmp_path: Path) -> None:
+    src = GOLDEN / "public-eval-repeated" / "report.json"
+    report = load(src)
+    text = " ".join(text_of(render_html([src], tmp_path / "p.html")).split())
+    q, savings = report["quality"], report["savings"]
+    assert f"Status: {report['status']} \u2014 non-inferiority not shown" in text
+    assert f"instance clustering (divides the gate's counts) {q['design_effect']:.3f}" in text
+    net, gross = savings["tokens"], savings["gross_tokens"]
+    assert (f"Tokens net: agent + overhead (headline) {net['baseline_total']:,} "
+            f"{net['treatment_total']:,} {net['percent_saved']:.1f}% {net['ci'][0]:.1f} to "
+            f"{net['ci'][1]:.1f}") in text
+    assert (f"Tokens agent only (gross) {gross['baseline_total']:,} "
+            f"{gross['treatment_total']:,} {gross['percent_saved']:.1f}%") in text
+    assert "Headline savings are net" in text
+    # the gross row sits right after its net headline row
+    rows = text.index("Tokens net: agent"), text.index("Tokens agent only (gross)")
+    assert rows[0] < rows[1] < text.index("Tool calls agent only", rows[0])
+    stops = report["false_stops"]
+    assert (f"Reviewed stops (treatment) {stops['reviewed_stops']} Judged false "
+            f"{stops['false_stops']}") in text
+    assert f"{stops['ci'][1] * 100:.1f}%" in text
+    assert "Exceeds the maximum no" in text
+
+
+@pytest.mark.parametrize(("status", "shown"), [
+    ("quality_loss", "a loss beyond the margin is shown"),
+    ("false_stop_risk", "the share of reviewed stops judged false exceeds the maximum rate"),
+    ("no_savings", "the token-savings gate did not pass"),
+    ("not_evaluable", "too few instances, or an arm resolved nothing"),
+])
+def test_public_eval_page_explains_every_status(status: str, shown: str,
+                                                tmp_path: Path) -> None:
+    report = load(PE)
+    report["status"] = status
+    text = " ".join(text_of(render_doc(tmp_path, report)).split())
+    assert f"Status: {status} \u2014 {shown}" in text
 
 
 def test_eceb_page_shows_grid_bstar_violations_corpus_and_claim(tmp_path: Path) -> None:
@@ -209,3 +262,31 @@ def test_run_directory_page_shows_manifest_and_links_raw_files(tmp_path: Path) -
         assert f'href="../out/{name}"' in page
         assert (out.parent / "../out" / name).exists()
     assert "CEF report: Headline and claims" in text and "ECEB report: Task x budget" in text
+
+
+def test_public_eval_page_lists_regressions_and_recoveries_by_instance(
+        tmp_path: Path) -> None:
+    src = GOLDEN / "public-eval-repeated" / "report.json"
+    page = render_html([src], tmp_path / "p.html")
+    text = " ".join(text_of(page).split())
+    assert ("Regressions (baseline resolved, treatment not): all 11 cells listed "
+            "instance runs task-00 0, 1, 2 "
+            "task-01 2 task-02 2 task-04 0, 1, 2 task-08 1, 2 task-11 1") in text
+    assert "Recoveries (treatment resolved, baseline not): all 6 cells listed" in text
+    single = text_of(render_html([PE], tmp_path / "q.html"))
+    flat = " ".join(single.split())
+    assert "Regressions (baseline resolved, treatment not): none" in flat
+    assert ("Recoveries (treatment resolved, baseline not): all 2 instances listed "
+            "instance django__django-11006 "
+            "django__django-11025") in flat
+
+
+def test_a_bounded_listing_is_folded_and_says_it_was_cut(tmp_path: Path) -> None:
+    report = load(PE)
+    report["quality"]["regressed_cells"] = {
+        "total": 1500, "limit": 1000,
+        "listed": [{"instance_id": f"<i{k:04d}>", "run": 0} for k in range(1000)]}
+    page = render_doc(tmp_path, report)
+    assert ("<details><summary>Regressions (baseline resolved, treatment not): the first "
+            "1,000 of 1,500 instances (the report lists at most 1,000)") in page
+    assert page.count("<code>&lt;i0") == 1000 and "<i0001>" not in page

@@ -113,8 +113,10 @@ def test_public_eval_page_in_chromium(browser: Any, tmp_path: Path) -> None:
     q = report["quality"]
     assert f"Status: {report['status']}" in text
     assert f"{q['resolved_delta_pp']:+.2f} pp" in text
-    assert f"{q['delta_ci_pp'][0]:.2f} to {q['delta_ci_pp'][1]:.2f} pp" in text
+    assert f"{q['gate_ci_pp'][0]:.2f} to {q['gate_ci_pp'][1]:.2f} pp" in text
     assert f"margin -{q['margin_pp']:g} pp" in text
+    assert f"{report['savings']['tokens']['percent_saved']:.1f}%" in text
+    assert "Headline savings are net" in text and "Reviewed stops (treatment)" in text
     check_layouts(page)
 
 

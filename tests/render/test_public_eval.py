@@ -111,3 +111,34 @@ def test_net_and_gross_rows_are_labeled() -> None:
     assert "| Tokens, agent only (gross) | 251,153 | 191,683 |" in text
     assert "| **Tokens, net: agent + governance (headline)** | 251,153 | 196,212 |" in text
     assert "fewer tokens net of governance overhead" in claim_sentence(report)
+
+
+def test_regressions_and_recoveries_are_listed_by_instance() -> None:
+    folder = GOLDEN / "public-eval-repeated"
+    report = compare_files(folder / "baseline.jsonl", folder / "treatment.jsonl",
+                           CASES["public-eval-repeated"])
+    text = render_markdown(report)
+    assert ("- Regressions (baseline resolved, treatment not), all 11 cells listed: "
+            "`task-00` (runs 0, 1, 2), `task-01` (run 2), ") in text
+    single = _example()
+    assert ("- Recoveries (treatment resolved, baseline not), all 2 instances listed: "
+            "`django__django-11006`, `django__django-11025`") in render_markdown(single)
+    assert "- Regressions (baseline resolved, treatment not): none" in render_markdown(single)
+
+
+def test_a_bounded_listing_says_how_many_are_left_and_ids_stay_code() -> None:
+    report = _example()
+    listed = [{"instance_id": f"a`b{i}", "run": 0} for i in range(1000)]
+    report["quality"]["regressed_cells"] = {"total": 1234, "limit": 1000, "listed": listed}
+    text = render_markdown(report)
+    assert ("- Regressions (baseline resolved, treatment not), the first 1,000 of 1,234 "
+            "instances in (instance_id, run) order: `` a`b0 ``, `` a`b1 ``,") in text
+    assert text.count("`` a`b") == 1000
+
+
+def test_savings_table_shows_the_gate_bound_beside_the_reported_interval() -> None:
+    report = _example()
+    report["savings"]["tokens"]["gate_lower_bound"] = 29.87
+    text = render_markdown(report)
+    assert "| tokens | agent only | 38.40% | 31.00\u201345.20 | 29.87% | 32.36\u201345.81 |" in text
+    assert "the lower end of the symmetric 97.5% studentized bootstrap interval" in text

@@ -85,5 +85,21 @@ def test_symmetric_bootstrap_t_is_symmetric_on_the_log_scale_and_degenerate_is_n
     flat = log_ratio_parts(0.5 * b, b)
     none = studentized_savings(flat.sum(axis=0),
                                resampled_totals(flat, rng=rng, n_resamples=1000), level=0.95)
-    assert none.low is None and none.high is None
+    assert none.low is None and none.high is None and none.gate_low is None
     assert none.percent_saved == pytest.approx(50.0)
+
+
+def test_gate_bound_is_the_lower_end_of_the_symmetric_interval_at_level_one_minus_half_alpha(
+) -> None:
+    rng = np.random.default_rng(4)
+    b = rng.lognormal(10, 1, 60)
+    t = b * rng.lognormal(np.log(0.9), 0.3, 60)
+    parts = log_ratio_parts(t, b)
+    resampled = resampled_totals(parts, rng=rng, n_resamples=3000)
+    at_95 = studentized_savings(parts.sum(axis=0), resampled, level=0.95)
+    at_975 = studentized_savings(parts.sum(axis=0), resampled, level=0.975)
+    assert at_95.gate_low == at_975.low
+    assert at_95.low is not None and at_95.gate_low is not None
+    assert at_95.gate_low < at_95.low
+    at_90 = studentized_savings(parts.sum(axis=0), resampled, level=0.90)
+    assert at_90.gate_low == at_95.low

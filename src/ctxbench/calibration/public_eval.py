@@ -110,8 +110,8 @@ def _savings_study(n: int, factor_mean: float, rng: np.random.Generator,
 def savings_power_scenario(n: int, saving_pct: float) -> Scenario:
     """How often the savings gate passes when the true saving is ``saving_pct`` %."""
     def passes(entry: dict[str, Any]) -> bool:
-        ci = entry["ci"]
-        return ci is not None and ci[0] > 0.0
+        bound = entry["gate_lower_bound"]
+        return bound is not None and bound > 0.0
 
     def simulate(rng: np.random.Generator) -> bool:
         return _savings_study(n, 1.0 - saving_pct / 100.0, rng, passes)
@@ -134,8 +134,8 @@ def savings_scenario(n: int, *, coverage: bool) -> Scenario:
                         n=n, kind="coverage", simulate=simulate, goal="94-96%")
 
     def passes(entry: dict[str, Any]) -> bool:
-        ci = entry["ci"]
-        return ci is not None and ci[0] > 0.0
+        bound = entry["gate_lower_bound"]
+        return bound is not None and bound > 0.0
 
     def simulate_zero(rng: np.random.Generator) -> bool:
         return _savings_study(n, 1.0, rng, passes)
@@ -149,6 +149,6 @@ SCENARIOS: tuple[Scenario, ...] = (
     *(quality_scenario(n, d, at_margin=False) for d in (3.0, 11.0) for n in (100, 300)),
     quality_scenario(100, 11.0, at_margin=True, runs=3),
     *(savings_scenario(n, coverage=True) for n in (50, 200)),
-    savings_scenario(100, coverage=False),
+    *(savings_scenario(n, coverage=False) for n in (50, 100, 300)),
     *(savings_power_scenario(n, 5.0) for n in (100, 300)),
 )

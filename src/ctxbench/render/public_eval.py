@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["claim_sentence", "render_markdown"]
+__all__ = ["cell_groups", "claim_sentence", "render_markdown"]
 
 _DASH = "\u2014"
 _EN_DASH = "\u2013"
@@ -165,6 +166,37 @@ def _table(report: dict[str, Any], level: str) -> list[str]:
     return out
 
 
+def _code(text: str) -> str:
+    """A Markdown code span that holds ``text`` whatever backticks it contains (CommonMark)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    pad = " " if longest else ""
+    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+
+
+def cell_groups(listed: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
+    """Listed cells grouped by instance, in the report's order: [(instance_id, runs)]."""
+    groups: list[tuple[str, list[int]]] = []
+    for cell in listed:
+        if groups and groups[-1][0] == cell["instance_id"]:
+            groups[-1][1].append(cell["run"])
+        else:
+            groups.append((cell["instance_id"], [cell["run"]]))
+    return groups
+
+
+def _cells(title: str, entry: dict[str, Any], single_runs: bool) -> list[str]:
+    total, listed = entry["total"], entry["listed"]
+    if total == 0:
+        return [f"- {title}: none"]
+    unit = "instance" if single_runs else "cell"
+    shown = (f"all {total:,} {unit}s listed" if len(listed) == total else
+             f"the first {len(listed):,} of {total:,} {unit}s in (instance_id, run) order")
+    items = [_code(iid) if single_runs else
+             f"{_code(iid)} (run{'s' if len(runs) > 1 else ''} "
+             f"{', '.join(str(r) for r in runs)})" for iid, runs in cell_groups(listed)]
+    return [f"- {title}, {shown}: {', '.join(items)}"]
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The Markdown report: verdict, claim sentence, metric table, quality, warnings."""
     level = _level(report)
@@ -215,6 +247,12 @@ def render_markdown(report: dict[str, Any]) -> str:
               f"- Loss beyond the margin shown: {'yes' if quality['shows_loss'] else 'no'}",
               f"- Point estimate within the margin (older criterion, for comparison only, "
               f"not used for the status): {within}"]
+    single = report["runs_per_task"]["max"] == 1
+    lines += ["", "### Regressions and recoveries by instance", "",
+              *_cells("Regressions (baseline resolved, treatment not)",
+                      quality["regressed_cells"], single),
+              *_cells("Recoveries (treatment resolved, baseline not)",
+                      quality["recovered_cells"], single)]
     stops = report["false_stops"]
     if stops is not None:
         lines += ["", "## False stops", "",
@@ -223,20 +261,27 @@ def render_markdown(report: dict[str, Any]) -> str:
                   f"{stops['ci'][0] * 100:.1f}{_EN_DASH}{stops['ci'][1] * 100:.1f}%); maximum "
                   f"{stops['max_rate'] * 100:g}%: "
                   f"{'exceeded' if stops['exceeds_max'] else 'within'}"]
+    half_alpha = (1 - report["methodology"]["confidence_level"]) / 2 * 100
+    gate_level = f"{100 - half_alpha:g}%"
     lines += ["", "## Savings intervals", "",
-              f"Gating: the {level} studentized bootstrap interval of the headline token "
-              "savings (net of governance overhead where rows record it). Percentile "
-              "intervals are shown for comparison and do not gate.", "",
-              "| Saving | Basis | Percent saved | Studentized CI (gating for tokens) | "
-              "Percentile CI (not gating) |", "|---|---|---:|---|---|"]
+              f"Gating: the gate bound of the headline token savings (net of governance "
+              f"overhead where rows record it), the lower end of the symmetric {gate_level} "
+              f"studentized bootstrap interval (one-sided error at most "
+              f"{half_alpha:g}%). The {level} studentized interval is the "
+              "reported interval; percentile intervals are shown for comparison and do not "
+              "gate.", "",
+              f"| Saving | Basis | Percent saved | Studentized {level} CI | Gate bound "
+              "(one-sided; gates tokens) | Percentile CI (not gating) |",
+              "|---|---|---:|---|---:|---|"]
     for key, entry in report["savings"].items():
         if entry is None or "ci" not in entry:
             continue
         basis = "net (agent + governance)" if entry["basis"] == "net" else "agent only"
-        saved = entry["percent_saved"]
+        saved, bound = entry["percent_saved"], entry["gate_lower_bound"]
         shown = "n/a" if saved is None else f"{saved:.2f}%"
         lines.append(f"| {key} | {basis} | {shown} | "
                      f"{_range(entry['ci'], 2)} | "
+                     f"{'undefined' if bound is None else f'{bound:.2f}%'} | "
                      f"{_range(entry['percentile_ci_not_gating'], 2)} |")
     if report["warnings"]:
         lines += ["", "## Warnings", "", *[f"- {w}" for w in report["warnings"]]]

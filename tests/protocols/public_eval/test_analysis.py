@@ -126,10 +126,11 @@ def test_no_savings_and_min_savings_floor() -> None:
     floor = _report(_rows(same, [1000] * n), _rows(same, noisy), min_savings_percent=50,
                     quality_margin_pp=10.0)
     assert floor["status"] == "no_savings"
-    low = floor["savings"]["tokens"]["ci"][0]
-    assert 26.0 < low < 28.0
-    assert floor["reasons"][0] == (f"no token savings shown: the 95% lower bound ({low:.1f}%) "
-                                   "is not above 50%")
+    low = floor["savings"]["tokens"]["gate_lower_bound"]
+    assert 25.0 < low < floor["savings"]["tokens"]["ci"][0] < 28.0
+    assert floor["reasons"][0] == (f"no token savings shown: the one-sided 97.5% gate bound "
+                                   f"({low:.1f}%, the lower end of the symmetric 97.5% "
+                                   "interval) is not above 50%")
 
 
 def test_not_evaluable_cases() -> None:
@@ -313,7 +314,9 @@ def test_any_valid_input_gives_a_schema_valid_report(
                                 "not_evaluable"}
     if report["status"] == "supported":
         assert report["quality"]["non_inferior"] is True
-        assert report["savings"]["tokens"]["ci"][0] > 0
+        assert report["savings"]["tokens"]["gate_lower_bound"] > 0
+        assert report["savings"]["tokens"]["ci"][0] >= report["savings"]["tokens"][
+            "gate_lower_bound"]
     if sum(tb for _, _, tb, _, _ in cells) == 0:
         assert report["savings"]["tokens"]["percent_saved"] is None
 
@@ -332,3 +335,44 @@ def test_gate_compares_the_unrounded_bound() -> None:
     # Decided on the unrounded bound: non-inferior, although the shown bound is below.
     assert report["quality"]["non_inferior"] is True
     assert report["status"] == "supported"
+
+
+def test_regressed_and_recovered_cells_are_listed_sorted_and_bounded() -> None:
+    n = 2600
+    # Instances are named so that file order, numeric order and code-point order differ.
+    names = [f"inst-{(i * 7919) % n}" for i in range(n)]
+    base_res = [i % 2 == 0 for i in range(n)]  # even i: baseline resolved, treatment not
+    treat_res = [i % 2 == 1 if i < 200 else False for i in range(n)]  # odd i < 200 recover
+
+    def rows(res: list[bool]) -> list[dict[str, Any]]:
+        return [{"instance_id": names[i], "resolved": res[i], "tokens": 1000 - (i % 5)}
+                for i in range(n)]
+
+    report = _report(rows(base_res), rows(treat_res))
+    quality = report["quality"]
+    regressed, recovered = quality["regressed_cells"], quality["recovered_cells"]
+    want_regressed = sorted(names[i] for i in range(n) if base_res[i] and not treat_res[i])
+    want_recovered = sorted(names[i] for i in range(n) if treat_res[i] and not base_res[i])
+    assert regressed["total"] == quality["regressions"] == len(want_regressed) == 1300
+    assert regressed["limit"] == 1000
+    assert [c["instance_id"] for c in regressed["listed"]] == want_regressed[:1000]
+    assert {c["run"] for c in regressed["listed"]} == {0}
+    assert recovered["total"] == quality["recoveries"] == 100
+    assert [c["instance_id"] for c in recovered["listed"]] == want_recovered
+    # The listing does not depend on the order of the lines.
+    order = list(reversed(range(n)))
+    shuffled = _report([rows(base_res)[i] for i in order], [rows(treat_res)[i] for i in order])
+    assert shuffled["quality"]["regressed_cells"] == regressed
+
+
+def test_changed_cells_of_repeated_runs_name_the_run() -> None:
+    base = [{"instance_id": f"t{i:02d}", "run": r, "resolved": True, "tokens": 900 + r}
+            for i in range(12) for r in range(3)]
+    treat = [{**row, "resolved": not (row["instance_id"] == "t03" and row["run"] in (0, 2)),
+              "tokens": 500} for row in base]
+    base[5]["resolved"] = False  # t01 run 2: a recovery
+    quality = _report(base, treat)["quality"]
+    assert quality["regressed_cells"]["listed"] == [{"instance_id": "t03", "run": 0},
+                                                    {"instance_id": "t03", "run": 2}]
+    assert quality["recovered_cells"] == {"total": 1, "limit": 1000,
+                                          "listed": [{"instance_id": "t01", "run": 2}]}

@@ -210,6 +210,7 @@ def analyze(cells: PairedCells, settings: Settings, *,
             "treatment_total": _exact_total(s.metric, s.treat, treat.path),
             "percent_saved": _round(pct.estimate, 4),
             "ci": None if stud.low is None else [_round(stud.low, 4), _round(stud.high, 4)],
+            "gate_lower_bound": _round(stud.gate_low, 4),
             "percentile_ci_not_gating": _ci(pct),
             "undefined_resamples": stud.undefined_resamples,
         }
@@ -237,7 +238,7 @@ def analyze(cells: PairedCells, settings: Settings, *,
             "undefined_resamples": trio[2].undefined_resamples,
         }
     # The gate reads the unrounded lower bound, never the rounded one in the report.
-    token_low = gated[keys.index("tokens")].low if "tokens" in keys else None
+    token_low = gated[keys.index("tokens")].gate_low if "tokens" in keys else None
     false_stops = false_stop_section(treat, settings)
     warnings = sample_warnings(cells.tasks, settings, single_runs)
     warnings += metric_warnings(cells, settings)

@@ -9,6 +9,10 @@ Scott 1992). Neither collapses when no pair differs (30 identical pairs give Tan
 bootstrap percentile interval and, for single runs, Newcombe's hybrid score interval
 are reported beside the gate and labeled as not gating. Decisions compare unrounded
 bounds; rounding happens only in the report.
+
+The cells behind the counts are listed too (``regressed_cells``, ``recovered_cells``):
+the first :data:`LISTED_CELLS` of each in (instance_id, run) order, with the total, so a
+reader can open the instances that changed without the listing growing with the run.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ctxbench.protocols.public_eval.pairing import PairedCells
 from ctxbench.protocols.public_eval.settings import Settings
@@ -27,7 +32,10 @@ from ctxbench.stats.proportions import (
     tango_paired_interval,
 )
 
-__all__ = ["GATE_METHODS", "quality_section"]
+__all__ = ["GATE_METHODS", "LISTED_CELLS", "quality_section"]
+
+LISTED_CELLS = 1000
+"""At most this many regressed (and recovered) cells are listed by id; all are counted."""
 
 GATE_METHODS = {
     True: "Tango (1998) score interval for matched pairs",
@@ -40,6 +48,17 @@ def _pp(value: float | None) -> float | None:
     if value is None or not np.isfinite(value):
         return None
     return round(float(value), 4) + 0.0
+
+
+def _listed(cells: PairedCells, mask: NDArray[np.bool_]) -> dict[str, Any]:
+    """The first LISTED_CELLS cells of ``mask`` (cells are sorted by instance_id, run)."""
+    index = np.flatnonzero(mask)
+    shown = index[:LISTED_CELLS]
+    names = cells.instance_ids[cells.instance[shown]].tolist()
+    runs = cells.run[shown].tolist()
+    return {"total": int(index.shape[0]), "limit": LISTED_CELLS,
+            "listed": [{"instance_id": str(name), "run": int(run)}
+                       for name, run in zip(names, runs, strict=True)]}
 
 
 def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEstimate,
@@ -79,6 +98,8 @@ def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEsti
         "non_inferiority_gate": "lower bound of gate_ci_pp >= -margin_pp",
         "regressions": regressions,
         "recoveries": recoveries,
+        "regressed_cells": _listed(cells, regress),
+        "recovered_cells": _listed(cells, recover),
         "mcnemar_p": float(f"{mcnemar_exact(recoveries, regressions).p_value:.6g}"),
         "not_gating": {
             "bootstrap_ci_pp": None if delta.low is None or delta.high is None

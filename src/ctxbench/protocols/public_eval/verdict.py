@@ -10,7 +10,9 @@ Status, decided here and only here, in order of precedence:
   this is not evidence of a loss);
 * ``false_stop_risk``: the share of reviewed stops judged false exceeds
   ``--max-false-stop-rate``;
-* ``no_savings``: the lower bound of the (net, where overhead is recorded) token-savings
+* ``no_savings``: the gate bound (``gate_lower_bound``: the lower end of the symmetric
+  studentized interval at the two-sided level ``1 - alpha / 2``) of the (net, where
+  overhead is recorded) token-savings
   interval is not above ``--min-savings-percent``, or it is undefined;
 * ``supported``: non-inferior, within the false-stop limit and saving tokens.
 """
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ctxbench.protocols.public_eval.pairing import Arm, PairedCells
+from ctxbench.protocols.public_eval.quality import LISTED_CELLS
 from ctxbench.protocols.public_eval.rows import METRIC_FIELDS
 from ctxbench.protocols.public_eval.settings import RANDOM_STREAM, Settings
 from ctxbench.stats.bootstrap import distinct_resamples
@@ -110,9 +113,13 @@ def _savings_text(token_savings: dict[str, Any] | None, token_low: float | None,
         return False, (f"{noun} have no interval (a zero total, or every instance with the "
                        "same ratio: no spread to resample)")
     shown = f"{token_low:.1f}%"
+    gate_level = f"{(1.0 - (1.0 - settings.confidence_level) / 2.0) * 100:g}%"
+    gate = (f"the one-sided {gate_level} gate bound ({shown}, the lower end of the symmetric "
+            f"{gate_level} interval)")
     if token_low > floor:
-        return True, f"{noun}: the {level} lower bound ({shown}) is above {floor:g}%"
-    return False, f"no {noun} shown: the {level} lower bound ({shown}) is not above {floor:g}%"
+        return True, f"{noun}: {gate} is above {floor:g}%"
+    return False, f"no {noun} shown: {gate} is not above {floor:g}%"
+
 
 
 def status_and_reasons(*, tasks: int, resolved: tuple[int, int], quality: dict[str, Any],
@@ -224,11 +231,15 @@ def methodology(settings: Settings, single_runs: bool,
             "the design effect (cluster-robust over independent variance, at least 1; Rao & "
             "Scott 1992)") + ": non-inferior when its lower bound >= -margin_pp; a loss is "
             "shown when its upper bound < -margin_pp; bounds compared unrounded",
-        "savings_interval": "studentized bootstrap (bootstrap-t) of log(treatment total / "
-                            "baseline total) with the delta-method standard error per "
-                            "resample (Efron & Tibshirani 1993, 12.5; Hall 1988); the token "
-                            "savings gate is its lower bound; no interval (and no pass) when "
-                            "every instance has the same ratio",
+        "savings_interval": "symmetric studentized bootstrap (bootstrap-t) of log(treatment "
+                            "total / baseline total) with the delta-method standard error per "
+                            "resample (Efron & Tibshirani 1993, 12.5; Hall 1988); no interval "
+                            "(and no pass) when every instance has the same ratio",
+        "savings_gate": "gate_lower_bound of the headline token savings > min_savings_percent: "
+                        "the lower end of the same symmetric interval at the two-sided level "
+                        "1 - (1 - confidence_level) / 2, so the one-sided error is at most "
+                        "(1 - confidence_level) / 2 however the misses split between the "
+                        "tails (they do not split evenly for skewed token counts)",
         "not_gating": "percentile bootstrap intervals (savings, per resolved task, the "
                       "resolve-rate delta) and Newcombe's (1998) hybrid score interval are "
                       "reported for comparison only",
@@ -242,6 +253,9 @@ def methodology(settings: Settings, single_runs: bool,
                            "the rate exceeds max_false_stop_rate",
         "resolve_rate_interval": "Wilson (1927) score interval over cells",
         "mcnemar": "exact two-sided binomial test of regressions vs recoveries",
+        "listed_cells": f"quality.regressed_cells and quality.recovered_cells list the first "
+                        f"{LISTED_CELLS} cells of each in (instance_id, run) order (ids in "
+                        "code-point order); total counts them all",
         "savings": "percent saved = 100 * (1 - treatment total / baseline total)",
         "totals": "integer totals are exact (Python integers); counts above 2**53 - 1 are "
                   "rejected when read",

@@ -1,17 +1,24 @@
 """What the public-eval page reads from a ``ctxbench.public-eval-report.v1`` document.
 
 Savings are read generically: every member of ``savings`` that carries ``percent_saved``
-and ``ci`` becomes a row, so net and gross savings (or any later metric) appear without a
-change here. Every field the page shows is read in this module and nowhere else.
+becomes a row with its basis (net or agent), its reported interval (``ci``, the
+studentized one; absent for the per-resolved ratios) and its percentile interval (not
+gating), so a later metric appears without a change here. The quality gate is read as
+written (``gate_ci_pp``, ``gate_method``, ``design_effect``); every ``*_ci_pp`` member of
+``quality.not_gating`` becomes a non-gating interval row. Every field the page shows is
+read in this module and nowhere else.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctxbench.render.html._node import Node, read_notes
 
-__all__ = ["Arm", "PublicEvalView", "Saving", "read_public_eval"]
+__all__ = ["Arm", "ChangedCells", "FalseStops", "Interval", "PublicEvalView", "Saving",
+           "read_public_eval"]
+
+Bounds = tuple[float | None, float | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +28,7 @@ class Arm:
     rows: int
     resolved: int
     resolve_rate: float
-    resolve_ci: tuple[float | None, float | None]
+    resolve_ci: Bounds
     totals: tuple[tuple[str, float | None], ...]
     breakdown: tuple[tuple[str, int | None], ...]
     governance: tuple[tuple[str, float | None], ...]
@@ -30,11 +37,48 @@ class Arm:
 @dataclass(frozen=True, slots=True)
 class Saving:
     metric: str
+    basis: str | None
+    """``net`` (agent + overhead), ``agent``, or None when the saving is not measured."""
     percent_saved: float | None
-    low: float | None
-    high: float | None
+    ci: Bounds | None
+    """The reported (studentized) interval; None for ratios that only have a percentile one."""
+    gate_low: float | None
+    """The one-sided gate bound (``gate_lower_bound``); None where the entry has none."""
+    percentile_ci: Bounds | None
     baseline: float | None
     treatment: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A resolve-rate-delta interval reported beside the gate; it never decides."""
+
+    name: str
+    short: str
+    """The first word of its report key (``bootstrap``, ``newcombe``), for plot labels."""
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedCells:
+    """Regressed or recovered cells: the total and the listed ones grouped by instance."""
+
+    total: int
+    limit: int
+    listed: int
+    groups: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FalseStops:
+    reviewed: int
+    false: int
+    rate: float
+    ci: Bounds
+    method: str
+    max_rate: float
+    exceeds: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,27 +94,44 @@ class PublicEvalView:
     baseline: Arm
     treatment: Arm
     delta_pp: float
-    delta_ci: tuple[float | None, float | None] | None
-    delta_method: str
-    score_cis: tuple[tuple[str, float | None, float | None], ...]
+    gate_ci: Bounds
+    gate_method: str
+    design_effect: float | None
     margin_pp: float
     non_inferior: bool
+    shows_loss: bool
     gate: str
+    not_gating: tuple[Interval, ...]
+    point_within_margin: bool
+    point_criterion: str
     regressions: int
     recoveries: int
+    regressed: ChangedCells
+    recovered: ChangedCells
     mcnemar_p: float
+    false_stops: FalseStops | None
     savings: tuple[Saving, ...]
     min_savings_percent: float
     confidence: float
     method_lines: tuple[tuple[str, str], ...]
     notes: tuple[str, ...]
 
+    @property
+    def headline_basis(self) -> str | None:
+        """The basis of the headline token saving (``net`` or ``agent``), if measured."""
+        return next((s.basis for s in self.savings if s.metric == "tokens"), None)
 
-def _pair(node: Node) -> tuple[float | None, float | None]:
+
+def _pair(node: Node) -> Bounds:
     items = node.items()
     if len(items) != 2:
         raise node.fail("an array of two bounds")
-    return tuple(None if i.value is None else i.num() for i in items)  # type: ignore[return-value]
+    low, high = (None if i.value is None else i.num() for i in items)
+    return low, high
+
+
+def _opt_pair(node: Node | None) -> Bounds | None:
+    return None if node is None else _pair(node)
 
 
 def _opt_num(node: Node | None) -> float | None:
@@ -96,17 +157,48 @@ def _savings(node: Node) -> tuple[Saving, ...]:
     out = []
     for metric, entry in node.entries():
         if entry.value is None:
-            out.append(Saving(metric, None, None, None, None, None))
+            out.append(Saving(metric, None, None, None, None, None, None, None))
             continue
         if not isinstance(entry.value, dict) or "percent_saved" not in entry.value:
             continue
-        ci = entry.opt("ci")
-        low, high = (None, None) if ci is None else _pair(ci)
         base = entry.opt("baseline_total") or entry.opt("baseline")
         treat = entry.opt("treatment_total") or entry.opt("treatment")
-        out.append(Saving(metric, entry.on("percent_saved"), low, high, _opt_num(base),
-                          _opt_num(treat)))
+        out.append(Saving(metric, entry.s("basis"), entry.on("percent_saved"),
+                          _opt_pair(entry.opt("ci")), _opt_num(entry.opt("gate_lower_bound")),
+                          _opt_pair(entry.opt("percentile_ci_not_gating")),
+                          _opt_num(base), _opt_num(treat)))
     return tuple(out)
+
+
+def _not_gating(node: Node) -> tuple[Interval, ...]:
+    method = node.opt("bootstrap_method")
+    out = []
+    for key, entry in node.entries():
+        if not key.endswith("_ci_pp") or entry.value is None:
+            continue
+        name = key.removesuffix("_ci_pp").replace("_", " ")
+        if key == "bootstrap_ci_pp" and method is not None:
+            name = method.text()
+        out.append(Interval(name, key.split("_")[0], *_pair(entry)))
+    return tuple(out)
+
+
+def _changed(node: Node) -> ChangedCells:
+    from ctxbench.render.public_eval import cell_groups
+
+    cells = [{"instance_id": c.s("instance_id"), "run": c.i("run")}
+             for c in node.at("listed").items()]
+    groups = cell_groups(cells)
+    return ChangedCells(total=node.i("total"), limit=node.i("limit"), listed=len(cells),
+                        groups=tuple((iid, tuple(runs)) for iid, runs in groups))
+
+
+def _false_stops(node: Node | None) -> FalseStops | None:
+    if node is None:
+        return None
+    return FalseStops(reviewed=node.i("reviewed_stops"), false=node.i("false_stops"),
+                      rate=node.n("rate"), ci=_pair(node.at("ci")), method=node.s("ci_method"),
+                      max_rate=node.n("max_rate"), exceeds=node.b("exceeds_max"))
 
 
 def read_public_eval(doc: Node) -> PublicEvalView:
@@ -114,28 +206,34 @@ def read_public_eval(doc: Node) -> PublicEvalView:
     q = doc.at("quality")
     m = doc.at("methodology")
     inputs = doc.at("inputs")
-    score = q.opt("score_ci_pp")
-    score_cis = () if score is None else tuple(
-        (name, *_pair(ci)) for name, ci in score.entries())
-    delta = q.opt("delta_ci_pp")
+    extra = q.at("not_gating")
     method = tuple((key.replace("_", " "), str(value.value)) for key, value in m.entries()
                    if isinstance(value.value, str | int | float))
     runs = doc.at("runs_per_task")
-    savings = _savings(doc.at("savings"))
+    design = q.at("design_effect")
     # The protocol's claim sentence, worded once for Markdown and HTML alike.
     from ctxbench.render.public_eval import claim_sentence
 
-    return PublicEvalView(
+    view = PublicEvalView(
         status=doc.s("status"), reasons=doc.at("reasons").texts(),
         warnings=doc.at("warnings").texts(), tasks=doc.i("tasks"), cells=doc.i("cells"),
         runs_min=runs.i("min"), runs_max=runs.i("max"),
         baseline=_arm(doc.at("baseline"), inputs.at("baseline")),
         treatment=_arm(doc.at("treatment"), inputs.at("treatment")),
-        delta_pp=q.n("resolved_delta_pp"), delta_ci=None if delta is None else _pair(delta),
-        delta_method=q.s("delta_ci_method"), score_cis=score_cis, margin_pp=q.n("margin_pp"),
-        non_inferior=q.b("non_inferior"), gate=q.s("non_inferiority_gate"),
+        delta_pp=q.n("resolved_delta_pp"), gate_ci=_pair(q.at("gate_ci_pp")),
+        gate_method=q.s("gate_method"),
+        design_effect=None if design.value is None else design.num(),
+        margin_pp=q.n("margin_pp"), non_inferior=q.b("non_inferior"),
+        shows_loss=q.b("shows_loss"), gate=q.s("non_inferiority_gate"),
+        not_gating=_not_gating(extra),
+        point_within_margin=extra.b("point_estimate_within_margin"),
+        point_criterion=extra.s("point_estimate_criterion"),
         regressions=q.i("regressions"), recoveries=q.i("recoveries"),
-        mcnemar_p=q.n("mcnemar_p"), savings=savings,
+        regressed=_changed(q.at("regressed_cells")), recovered=_changed(q.at("recovered_cells")),
+        mcnemar_p=q.n("mcnemar_p"), false_stops=_false_stops(doc.opt("false_stops")),
+        savings=_savings(doc.at("savings")),
         min_savings_percent=m.n("min_savings_percent"), confidence=m.n("confidence_level"),
         method_lines=method, notes=read_notes(doc),
-        claim=claim_sentence(doc.value))  # last: after every field it reads was checked
+        claim="")
+    # The claim sentence is worded last: after every field it reads was checked.
+    return replace(view, claim=claim_sentence(doc.value))
