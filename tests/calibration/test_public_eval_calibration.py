@@ -1,6 +1,6 @@
 """Reduced calibration of the public-eval gates: type I at the margin, n = 100 (CI check).
 
-The full table (1,000 replications per row) is in docs/statistics-public-eval.md; this
+The full table (1,000 replications per row) is in docs/statistics.md, public-eval section; this
 runs the n = 100 type-I scenarios and fails if a gate's false-pass rate exceeds 2.5% by
 more than 2 Monte-Carlo standard errors (of the nominal 2.5%). The quality scenarios run
 250 replications. The token-savings scenario runs 2,000 (about half a minute here): its

@@ -11,7 +11,7 @@ mapped to percent saved (the bounds swap).
 This is the symmetric bootstrap-t of Hall (1988), whose two-sided coverage error is
 O(n^-2) against O(n^-1) for the percentile and equal-tailed bootstrap-t intervals
 (Efron & Tibshirani 1993, 12.5 and 22.3; Hall 1992, 3.6). In the calibration
-(docs/statistics-public-eval.md) it brought token-savings coverage at n = 50 and 200
+(docs/statistics.md, public-eval section) it brought token-savings coverage at n = 50 and 200
 into 94-96% where the percentile interval gave 92-93%.
 
 The gate reads a separate bound, ``gate_low``: the lower end (in percent saved) of the
@@ -21,7 +21,7 @@ total, and the symmetric bootstrap-t holds its two-sided level to O(n^-2) whatev
 skewness, so the gate's one-sided error is at most ``(1 - level) / 2`` without assuming
 the two tails split the misses evenly. They do not with heavy-tailed token counts: at
 n = 100 (lognormal, sigma 1) the 95% interval's lower bound misses 3.1-3.4% of the time
-and its upper bound 1.4-1.6% (docs/statistics-public-eval.md), so gating on the 95%
+and its upper bound 1.4-1.6% (docs/statistics.md, public-eval section), so gating on the 95%
 interval's own lower bound would exceed the one-sided 2.5%.
 
 A degenerate sample (every unit with the same ratio, so ``se = 0``) or a zero total gives

@@ -5,7 +5,7 @@ interval of the matched-pair difference of resolve rates; for repeated runs the 
 interval on counts divided by the design effect of the (instance, run) clustering (Rao &
 Scott 1992). Neither collapses when no pair differs (30 identical pairs give Tango
 +-11.35 pp), and both hold the one-sided error at the margin at or below
-``(1 - level) / 2`` in the calibration (docs/statistics-public-eval.md). The clustered
+``(1 - level) / 2`` in the calibration (docs/statistics.md, public-eval section). The clustered
 bootstrap percentile interval and, for single runs, Newcombe's hybrid score interval
 are reported beside the gate and labeled as not gating. Decisions compare unrounded
 bounds; rounding happens only in the report.
