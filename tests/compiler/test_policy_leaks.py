@@ -298,3 +298,15 @@ def test_compile_verify_refuses_a_commit_forged_around_restricted_text(
                    f"composed of the "
                    f"selected bytes: character {len(text)} of the context starts text that is "
                    f"neither a whole line of a selected range nor framing\n")
+
+
+def test_a_bare_name_that_is_also_a_root_path_is_refused_when_others_share_it(
+        tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "A.md").write_text("root zqrootq\n")
+    (tmp_path / "d" / "A.md").write_text("nested zqnestedq\n")
+    corpus = Corpus.from_directory(tmp_path)
+    with pytest.raises(InputError, match="matches several that share this file name"):
+        Policy(("internal",), ("A.md",)).resolved_for(corpus)
+    bound = Policy(("internal",), ("d/A.md",)).resolved_for(corpus)
+    assert bound.denied_artifacts == ("d/A.md",)

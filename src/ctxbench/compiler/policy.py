@@ -12,7 +12,8 @@ name something that exists, or the whole request is refused with a located error
 Case policy: an exact match wins; otherwise a case-insensitive match (Unicode casefold)
 is used when it is unique, and refused as ambiguous when several files differ only in
 case. A bare file name matches the one file of that name anywhere in the corpus, or is
-refused as ambiguous. A directory denies every file under it.
+refused as ambiguous (also when one of the files of that name sits at the corpus root,
+so the name is that file's path too). A directory denies every file under it.
 """
 
 from __future__ import annotations
@@ -181,6 +182,13 @@ def _denied(value: str, corpus: Corpus) -> tuple[str, ...]:
     exact = [i for i in ids for form in forms
              if _nfc(i) == form or paths[i] == form or paths[i].startswith(form + "/")]
     if exact:
+        bare = [f for f in forms if "/" not in f]
+        for form in bare:
+            # "A.md" is both the root file and the name of d/A.md: which one was meant is
+            # not known, so the entry is refused rather than guessed (fail-closed).
+            named = [i for i in ids if _fold(paths[i].rsplit("/", 1)[-1]) == _fold(form)]
+            if len(named) > 1:
+                raise _ambiguous(shown, named, paths, "share this file name")
         return tuple(dict.fromkeys(exact))
     for form in forms:  # case-insensitive: one file, or one directory's files
         folded = _fold(form)
