@@ -55,6 +55,7 @@ __all__ = [
     "MIN_EXCERPT_TOKENS",
     "MIN_OPEN_BYTES",
     "NAIVE_K",
+    "NAMING_BONUS",
     "NEAR_DUPLICATE",
     "RELATIVE_FLOOR",
     "TOP_N",
@@ -81,6 +82,9 @@ MAX_OPEN_BYTES = 800
 # A chunk nearly equal to a chosen one of another file (term Jaccard >= NEAR_DUPLICATE,
 # say sync and async twins) is valued at this share; within one file it is skipped.
 DUPLICATE_DISCOUNT = 0.5
+# A chunk naming (defining or heading) a name made only of query terms gains this times
+# the name's share of the query weight before the candidates are cut (re-normalized).
+NAMING_BONUS = 2.0
 # Headers and gap markers after the first header may take at most this share of the budget.
 HEADER_SHARE = 0.1
 # A header line alone costs more than this, so with less room left nothing else fits.
@@ -196,6 +200,24 @@ def _ranked(index: ContextIndex, policy: Policy, query: str) -> tuple[list[tuple
     order = np.lexsort((chunk_ids, -scores[hits]))[:TOP_N]
     top = float(scores[hits[order[0]]])
     return [(int(chunk_ids[i]), float(scores[hits[i]]) / top) for i in order], None
+
+
+def _by_naming(index: ContextIndex, ranked: list[tuple[int, float]],
+               matcher: QueryMatcher) -> list[tuple[int, float]]:
+    """Re-rank: a chunk that defines or heads a name made only of query terms gains
+    ``NAMING_BONUS`` times that name's share of the query weight (BM25 favours short
+    chunks; a long class body that *is* the asked-for class should not lose to them)."""
+    if matcher.total <= 0:
+        return ranked
+    boosted = []
+    for chunk_id, relevance in ranked:
+        chunk = index.chunks[chunk_id]
+        data = index.source(int(index.chunk_artifact[chunk_id]))
+        share = matcher.naming_weight(data, chunk.start, chunk.end) / matcher.total
+        boosted.append((chunk_id, relevance + NAMING_BONUS * share))
+    boosted.sort(key=lambda item: (-item[1], item[0]))
+    top = boosted[0][1]
+    return [(chunk_id, score / top) for chunk_id, score in boosted]
 
 
 def _near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
@@ -314,6 +336,8 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         return draft.finish(reason or "nothing was selected")
     weights = index.query_weights(query, policy)
     matcher = QueryMatcher(query, weights)
+    if NAMING_BONUS > 0:
+        ranked = _by_naming(index, ranked, matcher)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
     # Heap entries (-value, tie, candidate, widenings); widenings -1 marks a candidate not
