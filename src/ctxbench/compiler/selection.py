@@ -58,6 +58,7 @@ __all__ = [
     "NAMING_BONUS",
     "NEAR_DUPLICATE",
     "RELATIVE_FLOOR",
+    "SIBLING_DECAY",
     "TOP_N",
     "WINDOWS_PER_BUDGET",
     "WINDOW_MIX",
@@ -85,6 +86,8 @@ DUPLICATE_DISCOUNT = 0.5
 # A chunk naming (defining or heading) a name made only of query terms gains this times
 # the name's share of the query weight before the candidates are cut (re-normalized).
 NAMING_BONUS = 2.0
+# Opening one more chunk of a file that already has k opened is valued at this ** k.
+SIBLING_DECAY = 0.75
 # Headers and gap markers after the first header may take at most this share of the budget.
 HEADER_SHARE = 0.1
 # A header line alone costs more than this, so with less room left nothing else fits.
@@ -355,6 +358,8 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     heapq.heapify(heap)
     chosen: list[tuple[int, frozenset[int], int]] = []  # (size, terms, artifact)
     demoted: set[int] = set()
+    spread: set[int] = set()
+    opened: dict[int, int] = {}  # artifact position -> chunks of it opened
     tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
         bound, _, n, widenings = heapq.heappop(heap)
@@ -389,6 +394,12 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                 values[n] *= DUPLICATE_DISCOUNT
                 heapq.heappush(heap, (-values[n], n, n, 0))
                 continue
+            siblings = opened.get(position, 0)
+            if siblings and n not in spread:  # another chunk of an opened file is a
+                spread.add(n)                 # widening of that file's evidence
+                values[n] *= SIBLING_DECAY ** siblings
+                heapq.heappush(heap, (-values[n], n, n, 0))
+                continue
             added = draft.add(position, merge_ranges((*chunk.context, window.span())))
             if not added:  # too big for what is left: the best line and the next one
                 small = Window.around_best(window.lines, window.weights)
@@ -398,6 +409,7 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
             if not added:
                 continue
             chosen.append((len(terms), terms, position))
+            opened[position] = opened.get(position, 0) + 1
         else:
             state = window.state()
             span = window.grow(open_bytes)
