@@ -49,6 +49,7 @@ __all__ = [
     "BYTES_PER_TOKEN",
     "CANDIDATES",
     "DUPLICATE_DISCOUNT",
+    "FIRST_HEADER_EXEMPT",
     "GROW_DECAY",
     "HEADER_SHARE",
     "MAX_OPEN_BYTES",
@@ -88,8 +89,11 @@ DUPLICATE_DISCOUNT = 0.5
 NAMING_BONUS = 2.0
 # Opening one more chunk of a file that already has k opened is valued at this ** k.
 SIBLING_DECAY = 0.75
-# Headers and gap markers after the first header may take at most this share of the budget.
+# Headers and gap markers may take at most this share of the budget; of the first header
+# only what exceeds FIRST_HEADER_EXEMPT of that share counts (at 128 tokens a path header
+# alone is often more than the whole tenth, and a packet needs one).
 HEADER_SHARE = 0.1
+FIRST_HEADER_EXEMPT = 0.3
 # A header line alone costs more than this, so with less room left nothing else fits.
 MIN_EXCERPT_TOKENS = 12
 
@@ -283,6 +287,10 @@ class _Draft:
     def room(self) -> int:
         return self.budget - self.estimate
 
+    def exempt(self) -> int:
+        """The part of the first header left out of the header cap."""
+        return min(self.first_header, int(FIRST_HEADER_EXEMPT * HEADER_SHARE * self.budget))
+
     def add(self, position: int, ranges: tuple[Range, ...]) -> bool:
         """Add ranges to the artifact's excerpt if the estimate still fits; True if added."""
         packet = self.packet
@@ -300,7 +308,7 @@ class _Draft:
             overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
         cost += overhead
         if packet.order and overhead > 0 and \
-                self.overhead - self.first_header + overhead > HEADER_SHARE * self.budget:
+                self.overhead - self.exempt() + overhead > HEADER_SHARE * self.budget:
             return False  # another header or gap would crowd out evidence
         if cost > self.room():
             if before is None and (self.smallest_rejected is None or
@@ -326,7 +334,7 @@ class _Draft:
         return packet.finish(empty_reason)
 
 
-_GAP_TOKENS = 3  # "[...]\n" and the newline added before it
+_GAP_TOKENS = 2  # the gap line and the newline added before it
 # More bytes per token than text ever averages over a piece of lines (cl100k: about 4).
 _MAX_BYTES_PER_TOKEN = 12
 
