@@ -100,7 +100,7 @@ def bench_build(mb: int) -> None:
               f"{stats.chunks} chunks, {stats.terms} terms, vocabulary {stats.vocabulary}")
         print(f"  generate corpus (not counted): {t1 - t0:.1f} s")
         print(f"  ContextIndex.build (read, hash, chunk, terms): {t2 - t1:.1f} s")
-        print(f"  first BM25 view, all classifications (bm25s): {t3 - t2:.1f} s")
+        print(f"  first BM25 view, all classifications: {t3 - t2:.1f} s")
         print(f"  total to first query: {t3 - t1:.1f} s (target < 30 s)")
 
 

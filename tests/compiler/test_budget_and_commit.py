@@ -156,6 +156,31 @@ def test_verify_accepts_an_untouched_commit(index: ContextIndex, root: Path) -> 
         verify_commit(packet.commit, root)
 
 
+@pytest.mark.parametrize("template", ["ctxbench.render.v1", "ctxbench.render.v2"])
+def test_commits_of_earlier_templates_still_verify(index: ContextIndex, root: Path,
+                                                   template: str) -> None:
+    from ctxbench.compiler.render import render_excerpt
+    from ctxbench.compiler.strategies import finish_packet
+
+    packet = compile_context(index, query=QUERY, budget=300, policy=POLICY,
+                             strategy="compiled")
+    assert packet.commit["template"] == "ctxbench.render.v3"
+    assert any(len(e.ranges) > 1 for e in packet.selected)  # a gap marker is rendered
+    assert packet.text.startswith("## ") and "\n\u2026\n" in packet.text
+    text = "".join(render_excerpt(e, (root / e.path).read_bytes(), template)
+                   for e in packet.selected)
+    assert text != packet.text and "[...]\n" in text
+    old = finish_packet(index, query=QUERY, budget=600, policy=POLICY, strategy="compiled",
+                        text=text, token_count=index.count(text), excerpts=packet.selected,
+                        empty_reason=None, template=template)
+    assert old.commit["template"] == template
+    verify_commit(old.commit, root)
+    forged = copy.deepcopy(old.commit)
+    forged["template"] = "ctxbench.render.v3"
+    with pytest.raises(IntegrityError):
+        verify_commit(forged, root)
+
+
 def _flip(path: Path, offset: int) -> bytes:
     data = path.read_bytes()
     changed = bytearray(data)

@@ -1,4 +1,4 @@
-"""Identifier-aware terms, and the batched bm25s index equals bm25s's own build."""
+"""Identifier-aware terms, and the numpy Lucene BM25 equals bm25s's own build and scores."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxbench.compiler.retrieval import TermMapper, bm25_model, identifier_terms, s_stem
+from ctxbench.compiler.retrieval import (
+    STOPWORDS_EN,
+    LuceneBM25,
+    TermMapper,
+    identifier_terms,
+    s_stem,
+)
 
 
 def test_identifier_terms_split_code_and_paths() -> None:
@@ -55,7 +61,15 @@ def test_batched_index_scores_equal_the_bm25s_build(
         unique_token_ids=list(range(30)), corpus_token_ids=docs, show_progress=False)
     lengths = np.array([len(d) for d in docs])
     terms = np.array([t for d in docs for t in d], dtype=np.int32)
-    ours = bm25_model(terms, lengths, 30)
-    np.testing.assert_allclose(ours.get_scores_from_ids(sorted(set(query))),
-                               reference.get_scores_from_ids(sorted(set(query))),
-                               rtol=1e-5, atol=1e-6)
+    ours = LuceneBM25(terms, lengths, 30)
+    for ids in (sorted(set(query)), query):  # repeated query terms count again in both
+        got = ours.scores(np.asarray(ids))
+        assert got.dtype == np.float32 and got.shape == (len(docs),)
+        np.testing.assert_allclose(got, reference.get_scores_from_ids(ids),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_stopwords_are_bm25s_english_list() -> None:
+    from bm25s import stopwords
+
+    assert tuple(stopwords.STOPWORDS_EN) == STOPWORDS_EN

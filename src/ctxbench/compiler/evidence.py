@@ -33,6 +33,17 @@ _DEFINITION = re.compile(
     re.MULTILINE,
 )
 _NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# What a chunk *names* for ranking: a definition (``def``/``class``/``function``/...), an
+# assignment at the start of a line (a module constant), a Markdown heading, an
+# upper-case manual-page section line, or a JSON or YAML key. Indented assignments are left out:
+# every function body assigns local variables.
+_NAMING = re.compile(
+    rb"^(?:[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?(?:def|class|function|const|let|var|type"
+    rb"|interface|struct|fn)[ \t]+([A-Za-z_$][\w$]*)|([A-Za-z_][\w.]*)[ \t]*(?::[^=\n]*)?=(?!=)"
+    rb"|#{1,6}[ \t]+([^\n]{1,80}?)[ \t#]*$|([A-Z][A-Z0-9 ]{2,40})[ \t]*$"
+    rb"|[ \t]*(?:- )?\"?([A-Za-z_$][\w$.-]{0,80})\"?[ \t]*:(?:[ \t]|$))",
+    re.MULTILINE,
+)
 
 
 def chunk_lines(data: bytes, start: int, end: int) -> list[Range]:
@@ -90,6 +101,18 @@ class QueryMatcher:
                 line = bisect_right(starts, m.start() - lo) - 1
                 out[line] += DEFINITION_BONUS * sum(self._by_term[t] for t in set(known))
         return out
+
+    def naming_weight(self, data: bytes, start: int, end: int) -> float:
+        """The largest summed weight of the terms of a name the range defines or heads,
+        counted only when every term of the name is a query term (see ``_NAMING``)."""
+        best = 0.0
+        for m in _NAMING.finditer(data, start, end):
+            name = next(g for g in m.groups() if g is not None).decode("utf-8", "replace")
+            parts = {normalize_term(t.lower()) for t in _NAME_PART.findall(name)}
+            parts.discard(None)
+            if parts and all(t in self._by_term for t in parts):
+                best = max(best, sum(self._by_term[t] for t in parts if t is not None))
+        return best
 
     def empty(self) -> bool:
         return self._pattern is None

@@ -1,6 +1,18 @@
 """The fixed packet templates: one header line per excerpt, then its text, then a blank line.
 
-Template ``ctxbench.render.v2`` (the default; byte for byte)::
+Template ``ctxbench.render.v3`` (the default; byte for byte)::
+
+    ## <path>
+    <text of the first range>
+    …
+    <text of the next range, when ranges are not adjacent>
+    <blank line>
+
+The gap marker is one ``…`` (U+2026) on its own line, one cl100k token where ``[...]`` is
+three, and the header's frame one token where v2's is two: at a 128-token budget these
+tokens are what keeps headers and separators within a tenth of the packet.
+
+Template ``ctxbench.render.v2`` (still rendered for commits that name it)::
 
     ==> <path> <==
     <text of the first range>
@@ -8,7 +20,7 @@ Template ``ctxbench.render.v2`` (the default; byte for byte)::
     <text of the next range, when ranges are not adjacent>
     <blank line>
 
-The header names only the path: the artifact id, classification, digest and byte ranges
+Both name only the path: the artifact id, classification, digest and byte ranges
 are in the context commit, so a packet spends its tokens on evidence. Template
 ``ctxbench.render.v1`` (still rendered for commits that name it)::
 
@@ -34,18 +46,22 @@ from ctxbench.core import blake3_hex
 
 __all__ = [
     "GAP_MARKER",
+    "GAP_MARKER_V3",
     "RENDER_TEMPLATE",
     "RENDER_TEMPLATES",
     "Excerpt",
+    "gap_marker",
     "merge_ranges",
     "packet_blake3",
     "render_excerpt",
 ]
 
 RENDER_TEMPLATE_V1 = "ctxbench.render.v1"
-RENDER_TEMPLATE = "ctxbench.render.v2"
-RENDER_TEMPLATES = (RENDER_TEMPLATE_V1, RENDER_TEMPLATE)
-GAP_MARKER = "[...]\n"
+RENDER_TEMPLATE_V2 = "ctxbench.render.v2"
+RENDER_TEMPLATE = "ctxbench.render.v3"
+RENDER_TEMPLATES = (RENDER_TEMPLATE_V1, RENDER_TEMPLATE_V2, RENDER_TEMPLATE)
+GAP_MARKER = "[...]\n"  # v1 and v2; also the gap line an external context may hold
+GAP_MARKER_V3 = "\u2026\n"
 Range = tuple[int, int]
 
 
@@ -81,8 +97,10 @@ def merge_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
 
 
 def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:
-    """The excerpt's header line under ``template`` (v2 unless told otherwise)."""
+    """The excerpt's header line under ``template`` (v3 unless told otherwise)."""
     if template == RENDER_TEMPLATE:
+        return f"## {excerpt.path}\n"
+    if template == RENDER_TEMPLATE_V2:
         return f"==> {excerpt.path} <==\n"
     spans = ",".join(f"{a}-{b}" for a, b in excerpt.ranges)
     return (
@@ -91,12 +109,18 @@ def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:
     )
 
 
-def excerpt_body(data: bytes, ranges: Sequence[Range]) -> str:
+def gap_marker(template: str = RENDER_TEMPLATE) -> str:
+    """The line between non-adjacent ranges under ``template``."""
+    return GAP_MARKER_V3 if template == RENDER_TEMPLATE else GAP_MARKER
+
+
+def excerpt_body(data: bytes, ranges: Sequence[Range], template: str = RENDER_TEMPLATE) -> str:
     """The text of the ranges, with the gap marker between non-adjacent ones."""
     pieces: list[str] = []
+    gap = gap_marker(template)
     for n, (a, b) in enumerate(ranges):
         if n and a > ranges[n - 1][1]:
-            pieces.append(GAP_MARKER)
+            pieces.append(gap)
         text = data[a:b].decode("utf-8", "replace")
         if n + 1 < len(ranges) and not text.endswith("\n"):
             text += "\n"
@@ -107,7 +131,7 @@ def excerpt_body(data: bytes, ranges: Sequence[Range]) -> str:
 
 def render_excerpt(excerpt: Excerpt, data: bytes, template: str = RENDER_TEMPLATE) -> str:
     """One excerpt as it appears in the packet (header, body, blank line)."""
-    return excerpt_header(excerpt, template) + excerpt_body(data, excerpt.ranges) + "\n"
+    return excerpt_header(excerpt, template) + excerpt_body(data, excerpt.ranges, template) + "\n"
 
 
 def packet_blake3(text: str) -> str:

@@ -49,14 +49,17 @@ __all__ = [
     "BYTES_PER_TOKEN",
     "CANDIDATES",
     "DUPLICATE_DISCOUNT",
+    "FIRST_HEADER_EXEMPT",
     "GROW_DECAY",
     "HEADER_SHARE",
     "MAX_OPEN_BYTES",
     "MIN_EXCERPT_TOKENS",
     "MIN_OPEN_BYTES",
     "NAIVE_K",
+    "NAMING_BONUS",
     "NEAR_DUPLICATE",
     "RELATIVE_FLOOR",
+    "SIBLING_DECAY",
     "TOP_N",
     "WINDOWS_PER_BUDGET",
     "WINDOW_MIX",
@@ -81,8 +84,16 @@ MAX_OPEN_BYTES = 800
 # A chunk nearly equal to a chosen one of another file (term Jaccard >= NEAR_DUPLICATE,
 # say sync and async twins) is valued at this share; within one file it is skipped.
 DUPLICATE_DISCOUNT = 0.5
-# Headers and gap markers after the first header may take at most this share of the budget.
+# A chunk naming (defining or heading) a name made only of query terms gains this times
+# the name's share of the query weight before the candidates are cut (re-normalized).
+NAMING_BONUS = 2.0
+# Opening one more chunk of a file that already has k opened is valued at this ** k.
+SIBLING_DECAY = 0.75
+# Headers and gap markers may take at most this share of the budget; of the first header
+# only what exceeds FIRST_HEADER_EXEMPT of that share counts (at 128 tokens a path header
+# alone is often more than the whole tenth, and a packet needs one).
 HEADER_SHARE = 0.1
+FIRST_HEADER_EXEMPT = 0.3
 # A header line alone costs more than this, so with less room left nothing else fits.
 MIN_EXCERPT_TOKENS = 12
 
@@ -198,6 +209,24 @@ def _ranked(index: ContextIndex, policy: Policy, query: str) -> tuple[list[tuple
     return [(int(chunk_ids[i]), float(scores[hits[i]]) / top) for i in order], None
 
 
+def _by_naming(index: ContextIndex, ranked: list[tuple[int, float]],
+               matcher: QueryMatcher) -> list[tuple[int, float]]:
+    """Re-rank: a chunk that defines or heads a name made only of query terms gains
+    ``NAMING_BONUS`` times that name's share of the query weight (BM25 favours short
+    chunks; a long class body that *is* the asked-for class should not lose to them)."""
+    if matcher.total <= 0:
+        return ranked
+    boosted = []
+    for chunk_id, relevance in ranked:
+        chunk = index.chunks[chunk_id]
+        data = index.source(int(index.chunk_artifact[chunk_id]))
+        share = matcher.naming_weight(data, chunk.start, chunk.end) / matcher.total
+        boosted.append((chunk_id, relevance + NAMING_BONUS * share))
+    boosted.sort(key=lambda item: (-item[1], item[0]))
+    top = boosted[0][1]
+    return [(chunk_id, score / top) for chunk_id, score in boosted]
+
+
 def _near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
     """Term Jaccard similarity >= NEAR_DUPLICATE (it is at most the ratio of the sizes)."""
     if min(len(a), len(b)) < NEAR_DUPLICATE * max(len(a), len(b)):
@@ -258,6 +287,10 @@ class _Draft:
     def room(self) -> int:
         return self.budget - self.estimate
 
+    def exempt(self) -> int:
+        """The part of the first header left out of the header cap."""
+        return min(self.first_header, int(FIRST_HEADER_EXEMPT * HEADER_SHARE * self.budget))
+
     def add(self, position: int, ranges: tuple[Range, ...]) -> bool:
         """Add ranges to the artifact's excerpt if the estimate still fits; True if added."""
         packet = self.packet
@@ -275,7 +308,7 @@ class _Draft:
             overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
         cost += overhead
         if packet.order and overhead > 0 and \
-                self.overhead - self.first_header + overhead > HEADER_SHARE * self.budget:
+                self.overhead - self.exempt() + overhead > HEADER_SHARE * self.budget:
             return False  # another header or gap would crowd out evidence
         if cost > self.room():
             if before is None and (self.smallest_rejected is None or
@@ -301,7 +334,7 @@ class _Draft:
         return packet.finish(empty_reason)
 
 
-_GAP_TOKENS = 3  # "[...]\n" and the newline added before it
+_GAP_TOKENS = 2  # the gap line and the newline added before it
 # More bytes per token than text ever averages over a piece of lines (cl100k: about 4).
 _MAX_BYTES_PER_TOKEN = 12
 
@@ -314,6 +347,8 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         return draft.finish(reason or "nothing was selected")
     weights = index.query_weights(query, policy)
     matcher = QueryMatcher(query, weights)
+    if NAMING_BONUS > 0:
+        ranked = _by_naming(index, ranked, matcher)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
     # Heap entries (-value, tie, candidate, widenings); widenings -1 marks a candidate not
@@ -331,6 +366,8 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     heapq.heapify(heap)
     chosen: list[tuple[int, frozenset[int], int]] = []  # (size, terms, artifact)
     demoted: set[int] = set()
+    spread: set[int] = set()
+    opened: dict[int, int] = {}  # artifact position -> chunks of it opened
     tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
         bound, _, n, widenings = heapq.heappop(heap)
@@ -365,6 +402,12 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                 values[n] *= DUPLICATE_DISCOUNT
                 heapq.heappush(heap, (-values[n], n, n, 0))
                 continue
+            siblings = opened.get(position, 0)
+            if siblings and n not in spread:  # another chunk of an opened file is a
+                spread.add(n)                 # widening of that file's evidence
+                values[n] *= SIBLING_DECAY ** siblings
+                heapq.heappush(heap, (-values[n], n, n, 0))
+                continue
             added = draft.add(position, merge_ranges((*chunk.context, window.span())))
             if not added:  # too big for what is left: the best line and the next one
                 small = Window.around_best(window.lines, window.weights)
@@ -374,6 +417,7 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
             if not added:
                 continue
             chosen.append((len(terms), terms, position))
+            opened[position] = opened.get(position, 0) + 1
         else:
             state = window.state()
             span = window.grow(open_bytes)
