@@ -23,11 +23,11 @@ def test_demo_with_the_fixture_provider(tmp_path: Path,
     text = capsys.readouterr().out
     assert "24 tasks x 7 conditions x 1 replicates on fixture" in text
     assert "NOTE: conformance fixture" in text
-    assert "CEF compiled@256 vs full_permitted_context:" in text
+    assert "CEF compiled@192 vs full_permitted_context:" in text
     assert "ECEB compiled:" in text and "eceb-report.md:" in text
     prereg = json.loads((out / "demo-prereg.json").read_text(encoding="utf-8"))
     assert prereg["baseline"] == "full_permitted_context"
-    assert "compiled@1024" in prereg["conditions"]
+    assert "compiled@384" in prereg["conditions"]
     run_dir = out / "run"
     for name in ("manifest.json", "trials.jsonl", "eceb-run.json", "cef-report.json",
                  "cef-report.md", "eceb-report.json", "eceb-report.md"):

@@ -18,8 +18,20 @@ from ctxbench.protocols.eceb import register_directory
 from ctxbench.runner.demo import handbook_paths
 
 ALLOWED = ("public", "internal")
-LADDER = (256, 512, 1024)
+LADDER = (192, 288, 384)
 DEV_TASKS = 5
+
+# Each question is asked by a member of one department, who may read the documents of
+# that department only: the others' documents are the task's denied artifacts. The full
+# permitted context of a task is therefore 2-4 short documents (~200-400 tokens).
+DEPARTMENTS: dict[str, tuple[str, ...]] = {
+    "people": ("policy-travel", "policy-remote-work"),
+    "operations": ("runbook-tracking-service", "runbook-payments-oncall",
+                   "runbook-database-backups"),
+    "office": ("chat-2026-03-02-platform", "chat-2026-02-20-office"),
+    "engineering": ("infra-limits", "infra-regions", "issue-1301-label-printer",
+                    "issue-1317-eta-emails"),
+}
 
 # (task_id, query, answer terms, required artifacts)
 TASKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
@@ -79,9 +91,18 @@ def build_benchmark() -> dict[str, Any]:
     doc = register_directory(paths.corpus, paths.root / "register-rules.toml")
     doc["tasks"] = [
         {"task_id": task_id, "query": query, "required_artifacts": list(required),
-         "allowed_classifications": list(ALLOWED), "denied_artifacts": [],
+         "allowed_classifications": list(ALLOWED),
+         "denied_artifacts": _others(required),
          "budget_ladder": list(LADDER), "minimum_quality_milli": 700,
          "maximum_quality_regression_milli": 100, "answer_terms": list(terms),
          "required_repetitions": 3}
         for task_id, query, terms, required in TASKS]
     return doc
+
+
+def _others(required: tuple[str, ...]) -> list[str]:
+    """The documents of every department but the one holding ``required``."""
+    home = [name for name, members in DEPARTMENTS.items() if set(required) <= set(members)]
+    assert len(home) == 1, required
+    return sorted(a for name, members in DEPARTMENTS.items() if name != home[0]
+                  for a in members)

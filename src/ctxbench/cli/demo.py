@@ -19,7 +19,9 @@ __all__ = ["demo"]
 @click.option("--fixture", is_flag=True,
               help="Use the deterministic fixture provider even if the embedded model is here.")
 @click.option("--replicates", default=3, show_default=True, type=click.IntRange(1, 20))
-def demo(output: str, fixture: bool, replicates: int) -> int:
+@click.option("--tasks", default=None, type=click.IntRange(1, 10_000),
+              help="Run only the first N tasks of the handbook (a quick look).")
+def demo(output: str, fixture: bool, replicates: int, tasks: int | None) -> int:
     """Run the demo: demo handbook x embedded model x every strategy, then the reports.
 
     \b
@@ -27,7 +29,7 @@ def demo(output: str, fixture: bool, replicates: int) -> int:
       ctxbench demo --output ctxbench-demo
     """
     result = run_demo(output, provider="fixture" if fixture else None, replicates=replicates,
-                      show_progress=sys.stderr.isatty(), say=click.echo)
+                      show_progress=sys.stderr.isatty(), say=click.echo, tasks=tasks)
     summary = result.summary
     if summary.interrupted:
         click.echo(f"interrupted; resume with: ctxbench demo --output {output}", err=True)

@@ -128,7 +128,8 @@ def embedded_model_status() -> str | None:
     return None
 
 
-def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int) -> str:
+def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int,
+               tasks: int | None = None) -> str:
     # Every core this machine offers: the demo is meant to have the machine to itself.
     threads = max(1, min(os.cpu_count() or 1, 16))
     # The handbook's full permitted context is ~1.1k SmolLM2 tokens: it fits the model's
@@ -142,7 +143,8 @@ def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurren
         f'name = "{DEMO_NAME}"\n'
         'description = "ctxbench demo: built-in demo handbook, embedded model"\n'
         f"seed = 20260801\nreplicates = {replicates}\noutput = \"run\"\n{pricing}\n"
-        f'[workload]\nsource = "{_toml_string(str(handbook_paths().benchmark))}"\n\n'
+        f'[workload]\nsource = "{_toml_string(str(handbook_paths().benchmark))}"\n'
+        + (f"limit = {tasks}\n" if tasks is not None else "") + "\n"
         f"[model]\n{model}temperature = {DEMO_TEMPERATURE}\n"
         f"max_output_tokens = {max_output_tokens}\n\n"
         '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
@@ -160,8 +162,12 @@ def _toml_string(text: str) -> str:
 
 def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
              max_output_tokens: int = 24, concurrency: int = 2, show_progress: bool = False,
-             say: Callable[[str], None] = print) -> DemoResult:
-    """Run (or finish, if interrupted before) the demo in ``output``."""
+             say: Callable[[str], None] = print, tasks: int | None = None) -> DemoResult:
+    """Run (or finish, if interrupted before) the demo in ``output``.
+
+    ``tasks`` runs only the handbook's first N tasks (a quick look; the first five are
+    the development subset the prompt was chosen on).
+    """
     started = time.perf_counter()
     out = Path(output)
     reason = None
@@ -173,7 +179,7 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
         say("NOTE: running the deterministic fixture provider instead; every artifact is "
             "labeled a conformance fixture and supports no claim about any model.")
     spec_path = out / "demo.toml"
-    text = _spec_text(provider, replicates, max_output_tokens, concurrency)
+    text = _spec_text(provider, replicates, max_output_tokens, concurrency, tasks)
     resume = spec_path.exists() and spec_path.read_text(encoding="utf-8") == text
     if not resume and (out / "run" / "trials.jsonl").exists():
         raise InputError(f"{out}: holds a demo run made with other settings; choose another "

@@ -19,31 +19,23 @@ SYSTEM_PROMPT = (
     f"If the context does not contain the answer, reply exactly: {ABSTAIN_TEXT}"
 )
 
-_QUESTION_FIRST = "Question: "
-_CONTEXT_HEAD = "\n\nContext:\n"
+_CONTEXT_HEAD = "Context:\n"
 _QUESTION_HEAD = "\n\nQuestion: "
 
 PROMPT_TEMPLATE_DIGEST = blake3_hex(
-    (SYSTEM_PROMPT + "\0" + _QUESTION_FIRST + "{question}" + _CONTEXT_HEAD + "{context}"
-     + _QUESTION_HEAD + "{question}").encode("utf-8"))
+    (SYSTEM_PROMPT + "\0" + _CONTEXT_HEAD + "{context}" + _QUESTION_HEAD + "{question}")
+    .encode("utf-8"))
 
 
 def build_messages(context: str, question: str) -> tuple[Message, ...]:
-    """System instruction + user message: the question, the context, the question again.
-
-    The question comes first so that the model reads the context knowing what it looks
-    for, and last so that the answer follows it.
-    """
+    """System instruction + user message holding the context and then the question."""
     return (Message("system", SYSTEM_PROMPT),
-            Message("user", _QUESTION_FIRST + question + _CONTEXT_HEAD + context
-                    + _QUESTION_HEAD + question))
+            Message("user", _CONTEXT_HEAD + context + _QUESTION_HEAD + question))
 
 
 def split_prompt(messages: Sequence[Message]) -> tuple[str, str]:
     """Recover (context, question) from messages built by :func:`build_messages`."""
     user = next((m.content for m in messages if m.role == "user"), "")
-    head, found, body = user.partition(_CONTEXT_HEAD)
-    if not found or not head.startswith(_QUESTION_FIRST):
-        body = user
+    body = user[len(_CONTEXT_HEAD):] if user.startswith(_CONTEXT_HEAD) else user
     context, _, question = body.rpartition(_QUESTION_HEAD)
     return context, question
