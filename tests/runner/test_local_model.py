@@ -101,12 +101,12 @@ def test_demo_slice_baseline_answers(embedded_gguf: Path, tmp_path: Path) -> Non
     assert result.fallback_reason is None and result.provider == "llamacpp"
     spec = (tmp_path / "demo" / "demo.toml").read_text(encoding="utf-8")
     assert "rope_freq_scale" not in spec and "n_ctx = 4096" in spec
-    assert "temperature = 0.2" in spec and "limit = 2" in spec
+    assert "temperature = 0.2" in spec and "limit = 2" in spec and "timeout_s = 900" in spec
     assert any("replicates sample at temperature 0.2" in line for line in lines)
     assert result.summary.completed == 2 * 7
     baseline = baseline_summary(result.summary.output / "trials.jsonl")
     assert baseline.trials == 2 and baseline.tasks == 2
-    assert baseline.tasks_answered >= 1 and baseline.task_score >= 0.5
+    assert baseline.tasks_answered >= 1 and baseline.task_score >= 0.5  # 1 of 2 tasks
     assert result.baseline == baseline
     for item in iter_jsonl(result.summary.output / "trials.jsonl"):
         record = item.value

@@ -33,7 +33,7 @@ from ctxbench.runner.spec import load_spec
 from ctxbench.runner.workload import load_workload
 
 __all__ = ["LOW_BASELINE", "BaselineSummary", "DemoResult", "HandbookPaths",
-           "baseline_summary", "embedded_model_status", "handbook_paths",
+           "baseline_summary", "demo_spec_text", "embedded_model_status", "handbook_paths",
            "run_demo"]
 
 DEMO_NAME = "demo-handbook"
@@ -128,8 +128,9 @@ def embedded_model_status() -> str | None:
     return None
 
 
-def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int,
-               tasks: int | None = None) -> str:
+def demo_spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int,
+                   tasks: int | None = None) -> str:
+    """The demo's experiment spec (TOML) for ``provider`` ("llamacpp" or "fixture")."""
     # Every core this machine offers: the demo is meant to have the machine to itself.
     threads = max(1, min(os.cpu_count() or 1, 16))
     # The handbook's full permitted context is ~1.1k SmolLM2 tokens: it fits the model's
@@ -151,7 +152,10 @@ def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurren
         '[[conditions]]\nstrategy = "naive_top_k"\nbudgets = "ladder"\n\n'
         '[[conditions]]\nstrategy = "compiled"\nbudgets = "ladder"\n\n'
         '[scoring]\ntask_score = "answer_terms"\n\n'
-        f"[limits]\nconcurrency = {concurrency}\nretries = 0\n\n"
+        f"[limits]\nconcurrency = {concurrency}\nretries = 0\n"
+        # A request waits for the one before it (one model instance), and a shared
+        # machine can be slow: the deadline is generous so that load is not a failure.
+        + ("timeout_s = 900\n" if provider == "llamacpp" else "") + "\n"
         '[cef]\npreregistration = "demo-prereg.json"\n')
 
 
@@ -179,7 +183,7 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
         say("NOTE: running the deterministic fixture provider instead; every artifact is "
             "labeled a conformance fixture and supports no claim about any model.")
     spec_path = out / "demo.toml"
-    text = _spec_text(provider, replicates, max_output_tokens, concurrency, tasks)
+    text = demo_spec_text(provider, replicates, max_output_tokens, concurrency, tasks)
     resume = spec_path.exists() and spec_path.read_text(encoding="utf-8") == text
     if not resume and (out / "run" / "trials.jsonl").exists():
         raise InputError(f"{out}: holds a demo run made with other settings; choose another "
