@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.demo import demo_spec_text
@@ -35,7 +36,7 @@ def demo_work() -> tuple[int, int, list[str]]:
     import tomllib
 
     text = demo_spec_text("llamacpp", 3, OUTPUT_TOKENS, 2)
-    spec = parse_spec(tomllib.loads(text), path=os.path.abspath("demo.toml"))
+    spec = parse_spec(tomllib.loads(text), path=Path("demo.toml").resolve())
     workload = load_workload(spec.workload)
     builder = ContextBuilder(workload, "smollm2")
     plan = plan_trials(spec, workload)
