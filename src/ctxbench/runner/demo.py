@@ -7,8 +7,9 @@ at every ladder budget with 3 replicates (sampled at a small temperature, one se
 trial), then writes the CEF and ECEB reports and summarizes the baseline's task score.
 
 The workload is the demo handbook (``data/demo-handbook``): short synthetic company
-documents and 24 single-fact questions whose full permitted context (~1.1k tokens) fits
-the embedded model's native window. The enterprise seed stays the ECEB conformance corpus:
+documents and 24 single-fact questions, each asked by a member of one department who may
+read that department's documents only, so each full permitted context (180-350 tokens)
+fits the embedded model's native window. The enterprise seed stays the ECEB conformance corpus:
 the demo evaluates its shipped conformance run and prints the compiler's table on it.
 
 Where the embedded model cannot be loaded, it says why and runs the deterministic fixture
@@ -133,8 +134,8 @@ def demo_spec_text(provider: str, replicates: int, max_output_tokens: int, concu
     """The demo's experiment spec (TOML) for ``provider`` ("llamacpp" or "fixture")."""
     # Every core this machine offers: the demo is meant to have the machine to itself.
     threads = max(1, min(os.cpu_count() or 1, 16))
-    # The handbook's full permitted context is ~1.1k SmolLM2 tokens: it fits the model's
-    # native 8192-token window with no RoPE scaling. The state cache lets prompts that
+    # A handbook task's full permitted context is 180-350 SmolLM2 tokens: it fits the
+    # model's native 8192-token window with no RoPE scaling. The state cache lets prompts that
     # share a prefix (the system prompt) skip recomputing it; it changes latency only.
     model = ('provider = "llamacpp"\nmodel = "SmolLM2-135M-Instruct.Q4_1"\n'
              f"n_ctx = {DEMO_N_CTX}\nprompt_cache_mb = 256\nn_threads = {threads}\n"
