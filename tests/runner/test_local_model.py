@@ -88,3 +88,27 @@ def provider_model_ok(response: object) -> bool:
     assert usage.uncached_input > 20 and 1 <= usage.output <= 8
     assert json.dumps(response.raw_usage)  # type: ignore[attr-defined]
     return True
+
+
+def test_demo_slice_baseline_answers(embedded_gguf: Path, tmp_path: Path) -> None:
+    """The demo's first two handbook tasks (development subset), one replicate each, on the
+    embedded model with the demo's own settings: the baseline answers at least one."""
+    from ctxbench.runner.demo import baseline_summary, run_demo
+
+    lines: list[str] = []
+    result = run_demo(tmp_path / "demo", provider="llamacpp", replicates=1, tasks=2,
+                      say=lines.append)
+    assert result.fallback_reason is None and result.provider == "llamacpp"
+    spec = (tmp_path / "demo" / "demo.toml").read_text(encoding="utf-8")
+    assert "rope_freq_scale" not in spec and "n_ctx = 4096" in spec
+    assert "temperature = 0.2" in spec and "limit = 2" in spec and "timeout_s = 900" in spec
+    assert any("replicates sample at temperature 0.2" in line for line in lines)
+    assert result.summary.completed == 2 * 7
+    baseline = baseline_summary(result.summary.output / "trials.jsonl")
+    assert baseline.trials == 2 and baseline.tasks == 2
+    assert baseline.tasks_answered >= 1 and baseline.task_score >= 0.5  # 1 of 2 tasks
+    assert result.baseline == baseline
+    for item in iter_jsonl(result.summary.output / "trials.jsonl"):
+        record = item.value
+        assert record["outcome"] == "success", record["condition"]
+        assert record["context_tokens"] <= 4096

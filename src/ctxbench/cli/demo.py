@@ -19,15 +19,17 @@ __all__ = ["demo"]
 @click.option("--fixture", is_flag=True,
               help="Use the deterministic fixture provider even if the embedded model is here.")
 @click.option("--replicates", default=3, show_default=True, type=click.IntRange(1, 20))
-def demo(output: str, fixture: bool, replicates: int) -> int:
-    """Run the demo: enterprise seed x embedded model x every strategy, then the reports.
+@click.option("--tasks", default=None, type=click.IntRange(1, 10_000),
+              help="Run only the first N tasks of the handbook (a quick look).")
+def demo(output: str, fixture: bool, replicates: int, tasks: int | None) -> int:
+    """Run the demo: demo handbook x embedded model x every strategy, then the reports.
 
     \b
     Example:
       ctxbench demo --output ctxbench-demo
     """
     result = run_demo(output, provider="fixture" if fixture else None, replicates=replicates,
-                      show_progress=sys.stderr.isatty(), say=click.echo)
+                      show_progress=sys.stderr.isatty(), say=click.echo, tasks=tasks)
     summary = result.summary
     if summary.interrupted:
         click.echo(f"interrupted; resume with: ctxbench demo --output {output}", err=True)
@@ -45,4 +47,13 @@ def demo(output: str, fixture: bool, replicates: int) -> int:
         click.echo(result.seed_quality_table)
     click.echo(f"demo finished in {result.wall_s:.0f} s on {result.provider}; the experiment "
                f"is {result.spec_path} (re-run it with `ctxbench run {result.spec_path}`)")
+    baseline = result.baseline
+    if baseline is not None:
+        click.echo(f"baseline full_permitted_context: mean task score {baseline.task_score:.2f} "
+                   f"over {baseline.trials} trials ({baseline.tasks_answered} of "
+                   f"{baseline.tasks} tasks answered correctly at least once)")
+        if baseline.warning:
+            click.echo(f"WARNING: {baseline.warning}")
+    for verdict in summary.verdicts:
+        click.echo(f"verdict: {verdict}")
     return 0

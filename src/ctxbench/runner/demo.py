@@ -1,9 +1,16 @@
-"""The end-to-end demo: the built-in enterprise seed, the embedded model, every strategy.
+"""The end-to-end demo: the built-in demo handbook, the embedded model, every strategy.
 
 ``run_demo(output)`` writes ``demo.toml`` (the experiment, re-runnable with ``ctxbench run``)
 and ``demo-prereg.json`` (the CEF preregistration naming ``full_permitted_context`` as the
 baseline, written before any trial), runs full_permitted_context, naive_top_k and compiled
-at every ladder budget with 3 replicates, then writes the CEF and ECEB reports.
+at every ladder budget with 3 replicates (sampled at a small temperature, one seed per
+trial), then writes the CEF and ECEB reports and summarizes the baseline's task score.
+
+The workload is the demo handbook (``data/demo-handbook``): short synthetic company
+documents and 24 single-fact questions, each asked by a member of one department who may
+read that department's documents only, so each full permitted context (180-350 tokens)
+fits the embedded model's native window. The enterprise seed stays the ECEB conformance corpus:
+the demo evaluates its shipped conformance run and prints the compiler's table on it.
 
 Where the embedded model cannot be loaded, it says why and runs the deterministic fixture
 provider instead; every artifact is then labeled a conformance fixture.
@@ -16,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
@@ -25,9 +33,34 @@ from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import load_spec
 from ctxbench.runner.workload import load_workload
 
-__all__ = ["DemoResult", "embedded_model_status", "run_demo"]
+__all__ = ["LOW_BASELINE", "BaselineSummary", "DemoResult", "HandbookPaths",
+           "baseline_summary", "demo_spec_text", "embedded_model_status", "handbook_paths",
+           "run_demo"]
 
-DEMO_NAME = "enterprise-seed-demo"
+DEMO_NAME = "demo-handbook"
+# Replicates sample at this temperature, each trial with its own seed (derived from the
+# spec's seed and the trial's key), so that they measure answer variability; at 0 they
+# would repeat one greedy answer.
+DEMO_TEMPERATURE = 0.2
+DEMO_N_CTX = 4096
+# Below this mean task score the baseline hardly answers, and every comparison against
+# it measures a floor, not a loss or a gain.
+LOW_BASELINE = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class HandbookPaths:
+    """Where the demo handbook workload's files live on disk."""
+
+    root: Path
+    benchmark: Path
+    corpus: Path
+
+
+def handbook_paths() -> HandbookPaths:
+    """Paths of the demo handbook (an ECEB benchmark and its corpus) shipped in the package."""
+    root = Path(str(resources.files("ctxbench").joinpath("data", "demo-handbook")))
+    return HandbookPaths(root=root, benchmark=root / "benchmark.json", corpus=root / "corpus")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +74,44 @@ class DemoResult:
     notes: tuple[str, ...] = ()
     seed_conformance: tuple[str, ...] = ()
     html_pages: tuple[Path, ...] = ()
+    baseline: BaselineSummary | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineSummary:
+    """The full-permitted-context baseline's mean task score, and a warning when it is low."""
+
+    task_score: float
+    trials: int
+    tasks_answered: int  # tasks whose baseline scored above 0 in at least one replicate
+    tasks: int
+    warning: str | None
+
+
+def baseline_summary(trials_path: Path, *, baseline: str = "full_permitted_context"
+                     ) -> BaselineSummary:
+    """Mean task score of the baseline's trials (failed trials score 0, as in the reports).
+
+    Below :data:`LOW_BASELINE` the warning says that the comparisons are uninformative.
+    """
+    scores: dict[str, list[float]] = {}
+    for item in iter_jsonl(trials_path):
+        record = item.value
+        if record.get("condition") == baseline:
+            scores.setdefault(str(record["task_id"]), []).append(float(record["task_score"]))
+    flat = [score for values in scores.values() for score in values]
+    if not flat:
+        raise InputError(f"{trials_path}: expected trials of the baseline {baseline}, "
+                         "got none")
+    mean = sum(flat) / len(flat)
+    warning = None
+    if mean < LOW_BASELINE:
+        warning = (f"the baseline ({baseline}) scores {mean:.2f}, below {LOW_BASELINE:.2f}: "
+                   "it hardly answers at all, so every comparison against it measures that "
+                   "floor and says nothing about losing or keeping quality")
+    return BaselineSummary(task_score=mean, trials=len(flat),
+                           tasks_answered=sum(1 for v in scores.values() if max(v) > 0),
+                           tasks=len(scores), warning=warning)
 
 
 def embedded_model_status() -> str | None:
@@ -58,35 +129,50 @@ def embedded_model_status() -> str | None:
     return None
 
 
-def _spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int) -> str:
+def demo_spec_text(provider: str, replicates: int, max_output_tokens: int, concurrency: int,
+                   tasks: int | None = None) -> str:
+    """The demo's experiment spec (TOML) for ``provider`` ("llamacpp" or "fixture")."""
     # Every core this machine offers: the demo is meant to have the machine to itself.
     threads = max(1, min(os.cpu_count() or 1, 16))
-    # SmolLM2 was trained on 8192 positions and the seed's full permitted context is up
-    # to ~10.5k of its tokens: linear RoPE scaling x1.5 gives every condition the same
-    # 12288-token window, so the baseline runs rather than failing on length. The state
-    # cache lets tasks that share a full context (most of them) skip recomputing it.
-    model = ('provider = "llamacpp"\nmodel = "SmolLM2-135M-Instruct.Q4_1"\nn_ctx = 12288\n'
-             "rope_freq_scale = 0.6666666666666666\nprompt_cache_mb = 1536\n"
-             f"n_threads = {threads}\n" if provider == "llamacpp" else 'provider = "fixture"\n')
+    # A handbook task's full permitted context is 180-350 SmolLM2 tokens: it fits the
+    # model's native 8192-token window with no RoPE scaling. The state cache lets prompts that
+    # share a prefix (the system prompt) skip recomputing it; it changes latency only.
+    model = ('provider = "llamacpp"\nmodel = "SmolLM2-135M-Instruct.Q4_1"\n'
+             f"n_ctx = {DEMO_N_CTX}\nprompt_cache_mb = 256\nn_threads = {threads}\n"
+             if provider == "llamacpp" else 'provider = "fixture"\n')
     pricing = 'pricing = "self_hosted"\n' if provider == "llamacpp" else ""
     return (
         f'name = "{DEMO_NAME}"\n'
-        'description = "ctxbench demo: built-in enterprise seed, embedded model"\n'
+        'description = "ctxbench demo: built-in demo handbook, embedded model"\n'
         f"seed = 20260801\nreplicates = {replicates}\noutput = \"run\"\n{pricing}\n"
-        '[workload]\nsource = "builtin:enterprise-seed"\n\n'
-        f"[model]\n{model}temperature = 0.0\nmax_output_tokens = {max_output_tokens}\n\n"
+        f'[workload]\nsource = "{_toml_string(str(handbook_paths().benchmark))}"\n'
+        + (f"limit = {tasks}\n" if tasks is not None else "") + "\n"
+        f"[model]\n{model}temperature = {DEMO_TEMPERATURE}\n"
+        f"max_output_tokens = {max_output_tokens}\n\n"
         '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
         '[[conditions]]\nstrategy = "naive_top_k"\nbudgets = "ladder"\n\n'
         '[[conditions]]\nstrategy = "compiled"\nbudgets = "ladder"\n\n'
         '[scoring]\ntask_score = "answer_terms"\n\n'
-        f"[limits]\nconcurrency = {concurrency}\nretries = 0\n\n"
+        f"[limits]\nconcurrency = {concurrency}\nretries = 0\n"
+        # A request waits for the one before it (one model instance), and a shared
+        # machine can be slow: the deadline is generous so that load is not a failure.
+        + ("timeout_s = 900\n" if provider == "llamacpp" else "") + "\n"
         '[cef]\npreregistration = "demo-prereg.json"\n')
 
 
+def _toml_string(text: str) -> str:
+    """``text`` escaped for a TOML basic string."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
-             max_output_tokens: int = 32, concurrency: int = 2, show_progress: bool = False,
-             say: Callable[[str], None] = print) -> DemoResult:
-    """Run (or finish, if interrupted before) the demo in ``output``."""
+             max_output_tokens: int = 24, concurrency: int = 2, show_progress: bool = False,
+             say: Callable[[str], None] = print, tasks: int | None = None) -> DemoResult:
+    """Run (or finish, if interrupted before) the demo in ``output``.
+
+    ``tasks`` runs only the handbook's first N tasks (a quick look; the first five are
+    the development subset the prompt was chosen on).
+    """
     started = time.perf_counter()
     out = Path(output)
     reason = None
@@ -98,7 +184,7 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
         say("NOTE: running the deterministic fixture provider instead; every artifact is "
             "labeled a conformance fixture and supports no claim about any model.")
     spec_path = out / "demo.toml"
-    text = _spec_text(provider, replicates, max_output_tokens, concurrency)
+    text = demo_spec_text(provider, replicates, max_output_tokens, concurrency, tasks)
     resume = spec_path.exists() and spec_path.read_text(encoding="utf-8") == text
     if not resume and (out / "run" / "trials.jsonl").exists():
         raise InputError(f"{out}: holds a demo run made with other settings; choose another "
@@ -110,8 +196,8 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     names = condition_names(spec, run_ladder(workload))
     prereg_path = out / "demo-prereg.json"
     if not prereg_path.exists():
-        # The seed corpus is synthetic: its results show the pipeline, not a product
-        # claim, so the preregistration says so before any trial is run.
+        # The handbook is synthetic: its results show the pipeline, not a product claim,
+        # so the preregistration says so before any trial is run.
         write_prereg(prereg_path, baseline="full_permitted_context", conditions=names,
                      claims=[n for n in names if n.startswith("compiled@")],
                      replicates=replicates, seed=spec.seed,
@@ -121,18 +207,22 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
         else "conformance fixture: the fixture provider was requested"]
     say(f"demo: {len(workload.tasks)} tasks x {len(names)} conditions x {replicates} "
         f"replicates on {provider}; writing to {out}")
+    if provider != "fixture":
+        say(f"demo: replicates sample at temperature {DEMO_TEMPERATURE:g}, each trial with "
+            "its own seed, so they measure how much the answers vary")
     summary = run_loaded(spec, resume=resume, show_progress=show_progress,
                          spec_arg=str(spec_path), labels=labels)
     seed_conformance = tuple(_seed_conformance(out))
     # The spec names the run folder "run" under the demo folder; the pages name their
     # inputs as the user named the demo folder.
     pages = () if summary.interrupted else tuple(_html_pages(out, out / summary.output.name))
+    trials = summary.output / "trials.jsonl"
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
                       spec_path=spec_path, wall_s=time.perf_counter() - started,
                       seed_quality_table=_seed_quality(out, tokenizer_name(spec)),
                       seed_conformance=seed_conformance,
-                      notes=tuple(_baseline_notes(summary.output / "trials.jsonl")),
-                      html_pages=pages)
+                      notes=tuple(_baseline_notes(trials)), html_pages=pages,
+                      baseline=baseline_summary(trials) if trials.exists() else None)
 
 
 def _baseline_notes(trials_path: Path) -> list[str]:

@@ -25,8 +25,10 @@ __all__ = ["ABSTAIN_TEXT", "PROMPT_TEMPLATE_DIGEST", "SYSTEM_PROMPT", "TOOL_FORM
 ABSTAIN_TEXT = "I cannot answer from the provided context."
 
 SYSTEM_PROMPT = (
-    "Answer the question using only the context. Be brief. If the context does not "
-    f"contain the answer, reply exactly: {ABSTAIN_TEXT}"
+    "Answer the question by copying the one sentence of the context that answers it. "
+    "Example: if the context says \"The cafeteria opens at 11:30.\" and the question is "
+    "\"When does the cafeteria open?\", answer \"The cafeteria opens at 11:30.\" "
+    f"If the context does not contain the answer, reply exactly: {ABSTAIN_TEXT}"
 )
 
 TOOL_SYSTEM_PROMPT = (
