@@ -296,24 +296,26 @@ def _line_count(path: Path) -> int:
 @pytest.mark.timeout(900)
 def test_embedded_model_runs_the_demo_workload_on_ray(tmp_path: Path, cluster: str,
                                                       embedded_gguf: Path) -> None:
+    from ctxbench.runner.demo import demo_spec_text
+
+    # The demo's own spec (its handbook workload and model settings), a slice of 2 tasks
+    # with one replicate, on one Ray worker that loads the model once.
+    text = demo_spec_text("llamacpp", replicates=1, max_output_tokens=24, concurrency=2,
+                          tasks=2)
+    text = text.replace('[cef]\npreregistration = "demo-prereg.json"\n', "")
     spec = tmp_path / "exp.toml"
-    spec.write_text(
-        'name = "ray-demo-slice"\nseed = 3\nreplicates = 1\noutput = "out"\n'
-        'pricing = "self_hosted"\n\n[workload]\nsource = "builtin:enterprise-seed"\n'
-        "limit = 1\n\n"
-        # The demo's model settings: its full permitted context needs the 12,288 window.
-        '[model]\nprovider = "llamacpp"\nmax_output_tokens = 24\nn_ctx = 12288\n'
-        "rope_freq_scale = 0.6666666666666666\n\n"
-        '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
-        '[[conditions]]\nstrategy = "compiled"\nbudgets = [1024]\n\n'
-        f'[execution]\nbackend = "ray"\naddress = "{cluster}"\nworkers = 1\nnum_cpus = 1\n',
-        encoding="utf-8")
+    spec.write_text(text + f'\n[execution]\nbackend = "ray"\naddress = "{cluster}"\n'
+                    "workers = 1\nnum_cpus = 1\n", encoding="utf-8")
     summary = run_experiment(spec)
-    records = _records(tmp_path / "out")
-    assert summary.completed == len(records) == 2
+    records = _records(tmp_path / "run")
+    assert summary.completed == len(records) == summary.planned
+    assert {r["outcome"] for r in records.values()} == {"success"}
     assert {r["usage_source"] for r in records.values()} == {"provider_response"}
     assert all(r["context_tokens"] > 0 for r in records.values())
     assert {"cef-report.json", "eceb-report.json"} <= set(summary.reports)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text("utf-8"))
+    (session,) = manifest["execution"]["sessions"]
+    assert session["per_worker"][0]["trials"] == len(records)
 
 
 def test_no_ray_import_unless_chosen(tmp_path: Path) -> None:
