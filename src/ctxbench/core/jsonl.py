@@ -19,7 +19,7 @@ from typing import Any
 from ctxbench.core.errors import FieldError, InputError, PointerError
 from ctxbench.core.jsonlocate import depth_exceeds, locate
 from ctxbench.core.limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_LINE_BYTES, MAX_NUMBER_CHARS
-from ctxbench.core.textfile import check_readable, read_utf8
+from ctxbench.core.textfile import check_readable, open_error, read_utf8
 
 __all__ = [
     "JsonLine",
@@ -127,15 +127,8 @@ def iter_lines(path: str | os.PathLike[str], shown: str) -> Iterator[tuple[int, 
     check_readable(path, shown)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed in finally below
-    except FileNotFoundError:
-        raise InputError(f"{shown}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{shown}: expected a file, got a directory") from None
-    except PermissionError:
-        raise InputError(f"{shown}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") \
-            from None
+        raise open_error(exc, shown) from None
     try:
         number = 0
         while True:

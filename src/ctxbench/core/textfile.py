@@ -9,7 +9,20 @@ from pathlib import Path
 from ctxbench.core.errors import FieldError, InputError
 from ctxbench.core.limits import MAX_DOCUMENT_BYTES
 
-__all__ = ["check_readable", "read_utf8"]
+__all__ = ["check_readable", "open_error", "read_utf8"]
+
+
+def open_error(exc: OSError, shown: str) -> InputError:
+    """One located line for an OS error met while reading the file named ``shown``."""
+    if isinstance(exc, FileNotFoundError):
+        return InputError(f"{shown}: file not found")
+    if isinstance(exc, NotADirectoryError):
+        return InputError(f"{shown}: file not found (a parent is not a directory)")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{shown}: expected a file, got a directory")
+    if isinstance(exc, PermissionError):
+        return InputError(f"{shown}: permission denied")
+    return InputError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})")
 
 
 def check_readable(path: str | os.PathLike[str], shown: str) -> int:
@@ -20,15 +33,8 @@ def check_readable(path: str | os.PathLike[str], shown: str) -> int:
     """
     try:
         info = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"{shown}: file not found") from None
-    except NotADirectoryError:
-        raise InputError(f"{shown}: file not found (a parent is not a directory)") from None
-    except PermissionError:
-        raise InputError(f"{shown}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") \
-            from None
+        raise open_error(exc, shown) from None
     if stat.S_ISDIR(info.st_mode):
         raise InputError(f"{shown}: expected a file, got a directory")
     if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
@@ -50,15 +56,8 @@ def read_utf8(path: str | os.PathLike[str], *, display: str | None = None,
         raise InputError(f"{shown}: expected a file of at most {limit} bytes, got {size} bytes")
     try:
         data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{shown}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{shown}: expected a file, got a directory") from None
-    except PermissionError:
-        raise InputError(f"{shown}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{shown}: cannot be read ({exc.strerror or type(exc).__name__})") \
-            from None
+        raise open_error(exc, shown) from None
     if len(data) > limit:
         raise InputError(f"{shown}: expected a file of at most {limit} bytes, got more")
     try:
