@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from ctxbench.cli.errors import run_guarded
+from ctxbench.cli.main import cli
 from ctxbench.render.markdown import render_markdown
 from ctxbench.runner.experiment import run_experiment
 from ctxbench.schemas import validator
@@ -13,7 +17,8 @@ SCHEMAS = {"cef-report.json": "ctxbench.cef-report.v1",
            "eceb-report.json": "symgliph.eceb/report-v0.1"}
 
 
-def test_every_markdown_a_run_writes_is_render_of_its_json(tmp_path: Path) -> None:
+def test_every_markdown_a_run_writes_is_render_of_its_json(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "exp.toml").write_text(
         'name = "seed"\nseed = 3\nreplicates = 1\noutput = "out"\n'
         '[workload]\nsource = "builtin:enterprise-seed"\nlimit = 2\n'
@@ -33,6 +38,17 @@ def test_every_markdown_a_run_writes_is_render_of_its_json(tmp_path: Path) -> No
         errors = [e.message for e in validator(SCHEMAS[md.with_suffix('.json').name])
                   .iter_errors(report)]
         assert errors == []
+        # `ctxbench cef render` / `ctxbench eceb render` write the same Markdown (the
+        # report's name appears in its reproduce line, so render it under that name)
+        folder = tmp_path / f"cli-{md.stem}"
+        folder.mkdir()
+        (folder / "report.json").write_bytes(md.with_suffix(".json").read_bytes())
+        monkeypatch.chdir(folder)
+        protocol = md.name.split("-")[0]
+        assert run_guarded(cli, [protocol, "render", "report.json", "--output",
+                                 "report.md"]) == 0
+        assert (folder / "report.md").read_text(encoding="utf-8") == \
+            md.read_text(encoding="utf-8")
 
 
 def test_report_without_notes_renders_as_the_protocol_renderer(tmp_path: Path) -> None:

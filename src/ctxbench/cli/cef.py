@@ -15,6 +15,7 @@ from ctxbench.protocols.cef.prereg import OverrideError
 from ctxbench.protocols.cef.records import scan_trials
 from ctxbench.protocols.cef.report import REPORT_SCHEMA
 from ctxbench.render.cef import render_markdown
+from ctxbench.render.markdown import with_notes
 
 __all__ = ["cef"]
 
@@ -108,7 +109,7 @@ def render(report_path: str, output: str | None) -> None:
     report = load_json_document(report_path)
     if not isinstance(report, dict) or report.get("schema_version") != REPORT_SCHEMA:
         raise InputError(f"{report_path}: expected a {REPORT_SCHEMA} report")
-    text = render_markdown(report, report_name=report_path)
+    text = with_notes(report, render_markdown(report, report_name=report_path))
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -11,6 +11,7 @@ from ctxbench.core.atomic import atomic_write_json, atomic_write_text, report_js
 from ctxbench.protocols.eceb.api import benchmark_root, evaluate_files, load_report
 from ctxbench.protocols.eceb.register import register_directory
 from ctxbench.render.eceb import render_markdown
+from ctxbench.render.markdown import with_notes
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _DIR = click.Path(file_okay=False, path_type=Path)
@@ -96,7 +97,8 @@ def render(report: Path, output: Path | None) -> None:
     Example:
       ctxbench eceb render report.json --output report.md
     """
-    text = render_markdown(load_report(report))
+    document = load_report(report)
+    text = with_notes(document, render_markdown(document))
     if output is None:
         click.echo(text, nl=False)
     else:

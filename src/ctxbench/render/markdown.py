@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxbench.core import PointerError, describe_value
 
-__all__ = ["render_markdown"]
+__all__ = ["render_markdown", "with_notes"]
 
 
 def _body(report: dict[str, Any], where: str) -> str:
@@ -32,7 +32,11 @@ def _body(report: dict[str, Any], where: str) -> str:
 
 def render_markdown(report: dict[str, Any], *, where: str = "report") -> str:
     """The report as Markdown, its ``notes`` (if any) quoted before the protocol's text."""
-    body = _body(report, where)
+    return with_notes(report, _body(report, where))
+
+
+def with_notes(report: dict[str, Any], body: str) -> str:
+    """``body`` (a protocol renderer's Markdown of ``report``) after the report's notes."""
     notes = report.get("notes") or []
     if not notes:
         return body
