@@ -63,7 +63,7 @@ def _threshold(stat: str, prereg: Preregistration, min_savings: float) -> float:
 
 def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) -> Judgement:
     """Decide H1-H4 and the claim for one condition's result (unrounded values)."""
-    hypotheses = []
+    hypotheses: list[dict[str, Any]] = []
     reasons = []
     for hid, name, stat, side, op in HYPOTHESES:
         gate = result.gates[stat]
@@ -75,6 +75,12 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
         elif gate.interval.degenerate:
             reasons.append(f"{hid} ({name}) failed: not evaluable, the {_LABEL[stat]} is the "
                            "same in every cluster, so the data cannot show its uncertainty")
+        elif not gate.passed and gate.confirm_passed is False and gate.test.shows_less:
+            shown_low = "undefined" if gate.confirm_low is None else f"{gate.confirm_low:.4f}"
+            reasons.append(f"{hid} ({name}) failed: the score test passed, but the "
+                           f"studentized bootstrap bound of the {_LABEL[stat]} ({shown_low}, "
+                           f"at one-sided {(1 - prereg.confidence_level) / 2:g}) is not above "
+                           f"{threshold:g}")
         elif not gate.passed:
             negated = {">=": "<", "<=": ">", ">": "<="}[op]
             reasons.append(f"{hid} ({name}) failed: {side} bound of the {_LABEL[stat]} "
@@ -97,6 +103,10 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
             "evaluable": bound is not None and not gate.interval.degenerate,
             "passed": gate.passed,
         })
+        if gate.confirm_passed is not None:
+            hypotheses[-1]["confirmation"] = {
+                "method": "studentized_bootstrap_log_ratio",
+                "bound_value": gate.confirm_low, "passed": gate.confirm_passed}
     # The minimum applies to units in which both sides succeeded: a pair with a failure
     # is credited zero reduction, so the reduction estimate rests on the others alone.
     enough = result.evaluable_units >= prereg.min_paired_units
