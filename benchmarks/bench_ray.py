@@ -69,6 +69,7 @@ def _run(folder: Path, name: str, *, tasks: int, latency_ms: float, workers: int
     trials = summary.completed
     return {"name": name, "workers": workers, "latency_ms": latency_ms, "trials": trials,
             "trial_phase_s": summary.trial_phase_s,
+            "driver_cpu_ms_per_trial": summary.trial_phase_cpu_s * 1000 / trials,
             "trials_per_s": trials / summary.trial_phase_s,
             "ms_per_trial": summary.trial_phase_s * 1000 / trials}
 
@@ -122,19 +123,22 @@ def main() -> None:
     one = next(r for r in rows if r["workers"] == 1)["trials_per_s"]
     print(f"fixed provider latency {args.latency_ms:g} ms, {rows[0]['trials']} trials per run"
           f", machine: {os.cpu_count()} cores\n")
-    print("| backend | workers | trials/s | ms/trial | scaling vs 1 worker |")
-    print("|---|---:|---:|---:|---:|")
+    print("| backend | workers | trials/s | ms/trial | driver CPU ms/trial | scaling vs 1 worker |")
+    print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         workers = r["workers"] or 1
         scaling = "" if r["workers"] is None else f"{r['trials_per_s'] / (workers * one):.2f}"
         print(f"| {'local' if r['workers'] is None else 'ray'} | {r['workers'] or '-'} | "
-              f"{r['trials_per_s']:.1f} | {r['ms_per_trial']:.2f} | {scaling} |")
+              f"{r['trials_per_s']:.1f} | {r['ms_per_trial']:.2f} | "
+              f"{r['driver_cpu_ms_per_trial']:.2f} | {scaling} |")
     overhead = one and (1000 / one - args.latency_ms)
     print(f"\nRay per-trial overhead at 1 worker (ms/trial minus the provider latency): "
           f"{overhead:.2f} ms")
     print(f"zero latency, one request at a time: local {zero_local['ms_per_trial']:.2f} ms/trial,"
           f" Ray 1 worker {zero_ray['ms_per_trial']:.2f} ms/trial (difference: "
-          f"{zero_ray['ms_per_trial'] - zero_local['ms_per_trial']:.2f} ms)")
+          f"{zero_ray['ms_per_trial'] - zero_local['ms_per_trial']:.2f} ms); driver CPU "
+          f"{zero_local['driver_cpu_ms_per_trial']:.2f} vs "
+          f"{zero_ray['driver_cpu_ms_per_trial']:.2f} ms/trial")
     print(f"cluster-wide limiter journal call: {journal_ms:.3f} ms (median of 3 x 500 calls)")
 
 
