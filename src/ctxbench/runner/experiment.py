@@ -28,6 +28,7 @@ from ctxbench.core import (
     blake3_hex,
     load_json_document,
 )
+from ctxbench.protocols.cef.rules import condition_order_key
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
@@ -231,7 +232,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         executor = _executor(spec, workload, run_id, cost, snapshot, judge, provider_options)
         provider = (executor.start() if executor is not None
                     else _provider(spec, provider_options))
-        conditions = sorted({p.condition for p in plan})
+        # Budgets in numeric order (compiled@256 before compiled@1024).
+        conditions = sorted({p.condition for p in plan}, key=condition_order_key)
         if not (resume and manifest_path.exists()):
             atomic_write_json(manifest_path, build_manifest(
                 spec=spec, run_id=run_id, workload=_workload_info(workload),

@@ -205,9 +205,9 @@ def _confirm(gate: Gate, sums: FloatArray, *, rng: np.random.Generator, n_resamp
     often than its two-sided level allows (Hall 1988), and requiring both can only lower
     the false-pass rate (docs/statistics.md).
     """
-    resampled = resampled_totals(log_ratio_parts(sums[:, 5], sums[:, 4]), rng=rng,
-                                 n_resamples=n_resamples)
-    point = log_ratio_parts(sums[:, 5], sums[:, 4]).sum(axis=0)
+    parts = log_ratio_parts(sums[:, 5], sums[:, 4])
+    resampled = resampled_totals(parts, rng=rng, n_resamples=n_resamples)
+    point = parts.sum(axis=0)
     savings = studentized_savings(point, resampled, level=level)
     low = None if savings.gate_low is None else savings.gate_low / 100.0
     confirmed = low is not None and low > min_savings
