@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxbench.render.html._node import Node, read_notes
+from ctxbench.core.node import Node, read_notes
 
 __all__ = ["CefView", "read_cef"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxbench.render.html._node import Node, read_notes
+from ctxbench.core.node import Node, read_notes
 
 __all__ = ["EcebView", "Failure", "Ladder", "Task", "read_eceb"]
 

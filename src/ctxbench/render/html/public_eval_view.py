@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ctxbench.render.html._node import Node, read_notes
+from ctxbench.core.node import Node, read_notes
 
 __all__ = ["Arm", "ChangedCells", "FalseStops", "Interval", "PublicEvalView", "Saving",
            "read_public_eval"]

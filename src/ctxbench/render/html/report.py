@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ctxbench.core import atomic_write_text
-from ctxbench.render.html._node import Node
+from ctxbench.core.node import Node
 from ctxbench.render.html.cef_page import cef_sections
 from ctxbench.render.html.cef_view import CefView, read_cef
 from ctxbench.render.html.eceb_page import bps, eceb_sections

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbench.core import InputError, PointerError, describe_value, load_json_document
-from ctxbench.render.html._node import Node
+from ctxbench.core.node import Node
 
 __all__ = ["KINDS", "REPORT_FILES", "Source", "load_source"]
 

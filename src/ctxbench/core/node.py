@@ -1,10 +1,8 @@
-"""Typed reads from a decoded report document, each failure naming its JSON pointer.
+"""Typed reads from a decoded JSON document, each failure naming its JSON pointer.
 
-The HTML pages read a report through one small accessor module per protocol; those
-modules read fields through :class:`Node`, so a field the page needs that is missing or of
-the wrong type stops the render with ``report.json: /strata/0/label: expected a string,
-got null`` instead of a page with a hole in it. Fields the page does not read are ignored,
-so a report that gained fields still renders.
+Report models and the HTML pages read documents through :class:`Node`, so a field that
+is missing or of the wrong type stops the read with ``report.json: /strata/0/label:
+expected a string, got null`` instead of a result with a hole in it.
 """
 
 from __future__ import annotations
