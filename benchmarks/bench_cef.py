@@ -58,7 +58,7 @@ def child(path: str, samples: int) -> None:
     cpu = time.process_time() - cpu
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print(json.dumps({"seconds": elapsed, "cpu_seconds": cpu, "peak_rss_mb": peak_mb,
-                      "trials": report["inputs"]["trials_analyzed"]}))
+                      "trials": report.inputs.trials_analyzed}))
 
 
 def run_size(tasks: int, samples: int, workdir: Path) -> dict[str, float]:

@@ -62,10 +62,10 @@ def make_report(workdir: Path, workloads: int, tasks: int, samples: int) -> Path
     report = analyze_files([trials], overrides={"bootstrap_samples": samples})
     t2 = time.perf_counter()
     out = workdir / "report.json"
-    atomic_write_json(out, report)
+    atomic_write_json(out, report.to_json())
     trials.unlink()
     print(f"setup: {count:,} trials written in {t1 - t0:.1f} s, analyzed in {t2 - t1:.1f} s "
-          f"({report['inputs']['trials_analyzed']:,} analyzed, {report['inputs']['strata']} "
+          f"({report.inputs.trials_analyzed:,} analyzed, {report.inputs.strata} "
           "strata)")
     return out
 

@@ -108,7 +108,9 @@ def test_render_refuses_other_documents(tmp_path: Path,
     path = tmp_path / "r.json"
     path.write_text('{"schema_version": "other"}')
     assert ctxbench("cef", "render", str(path)) == 2
-    assert "expected a ctxbench.cef-report.v1 report" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"ctxbench: error: {path}: /schema_version: expected 'ctxbench.cef-report.v1' (the "
+        'version this ctxbench reads), got the string "other"\n')
 
 
 @pytest.mark.parametrize("change", [{"condition": ["raw"]}, {"usage_source": ["x"]},

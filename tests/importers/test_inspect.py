@@ -90,14 +90,14 @@ def test_end_to_end_into_both_reports(logs: tuple[Path, Path], tmp_path: Path,
     assert report["status"] == "not_evaluable"  # fewer than 10 instances
 
     cef = analyze_files([trials], overrides={"bootstrap_samples": 1000})
-    assert cef["inputs"]["formats"] == {"ctxbench.trial.v1": 24}
-    assert cef["claim_class"]["class"] == "conformance_fixture"
-    raw, trimmed = cef["aggregate"]["operating_points"]
-    assert (raw["condition"], trimmed["condition"]) == ("raw", "trimmed")
-    assert trimmed["task_score"] == pytest.approx(10 / 12, abs=1e-6)
-    assert trimmed["evidence_recall"] == pytest.approx(10 / 12, abs=1e-6)
+    assert cef.inputs.formats == {"ctxbench.trial.v1": 24}
+    assert cef.claim_class.class_ == "conformance_fixture"
+    raw, trimmed = cef.aggregate.operating_points
+    assert (raw.condition, trimmed.condition) == ("raw", "trimmed")
+    assert trimmed.task_score == pytest.approx(10 / 12, abs=1e-6)
+    assert trimmed.evidence_recall == pytest.approx(10 / 12, abs=1e-6)
     records = _rows(trials)
-    assert raw["context_tokens_total"] == sum(
+    assert raw.context_tokens_total == sum(
         r["context_tokens"] for r in records if r["condition"] == "raw")
     for record in records:
         assert record["context_tokens"] >= record["cached_input_tokens"] + \
@@ -205,7 +205,7 @@ def test_errored_sample_stays_as_a_failure(logs: tuple[Path, Path], tmp_path: Pa
     assert [(r["task_id"], r["usage_source"], r["error_type"]) for r in errors] == [
         ("q1", "provider_error", "inspect_sample_error")] * 2
     report = analyze_files([trials], overrides={"bootstrap_samples": 1000})
-    assert report["aggregate"]["operating_points"][1]["failures"] == 2
+    assert report.aggregate.operating_points[1].failures == 2
 
 
 def test_missing_extra_gives_the_install_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -242,7 +242,7 @@ def test_provider_costs_and_their_absence(logs: tuple[Path, Path], tmp_path: Pat
         ("provider_log", "pricing_snapshot", "base.eval")}
     assert sum(r["billed_cost_usd"] for r in records) == pytest.approx(12 * 0.0025)
     report = analyze_files([trials], overrides={"bootstrap_samples": 1000})
-    assert report["claim_class"]["class"] != "conformance_fixture"
+    assert report.claim_class.class_ != "conformance_fixture"
 
     unpriced = _as_provider(logs[1], tmp_path / "unpriced.eval", None)
     with pytest.raises(InputError, match=r"unpriced\.eval: sample 'q0' epoch 1: "

@@ -57,9 +57,9 @@ def test_rows_and_trials(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert {r["condition"] for r in records} == {"raw", "one-shot"}
     assert records[0]["provider_request_id"] == "req_doc_id_0_1.0"
     cef = analyze_files([trials], overrides={"bootstrap_samples": 1000})
-    assert cef["inputs"]["formats"] == {"ctxbench.trial.v1": 12}
-    raw = cef["aggregate"]["operating_points"][0]
-    assert raw["task_score"] == pytest.approx(5 / 6, abs=1e-6)
+    assert cef.inputs.formats == {"ctxbench.trial.v1": 12}
+    raw = cef.aggregate.operating_points[0]
+    assert raw.task_score == pytest.approx(5 / 6, abs=1e-6)
 
 
 def _error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:

@@ -1,4 +1,4 @@
-"""The CEF Markdown renderer prints only what the report JSON holds."""
+"""The CEF Markdown renderer prints only what the report (read from its JSON) holds."""
 
 from __future__ import annotations
 
@@ -7,9 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctxbench.render.cef import render_markdown
+from ctxbench.core.node import Node
+from ctxbench.protocols.cef.model import CefReport
+from ctxbench.render.cef import render_markdown as render_model
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    return render_model(CefReport.from_json(Node("report.json", "", document)))
 
 
 def _report(case: str) -> dict[str, Any]:
@@ -32,7 +38,8 @@ def test_numbers_come_from_the_json() -> None:
     changed = copy.deepcopy(report)
     comp = changed["strata"][0]["comparisons"][0]
     comp["context_reduction"]["low"] = 0.123456
-    changed["headlines"] = ["A headline written only in the JSON."]
+    comp["headline"] = "A headline written only in the JSON."
+    changed["headlines"] = [comp["headline"]]
     md = render_markdown(changed)
     assert "[12.3%," in md and "- A headline written only in the JSON." in md
     assert render_markdown(report) != md

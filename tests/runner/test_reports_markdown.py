@@ -52,11 +52,14 @@ def test_every_markdown_a_run_writes_is_render_of_its_json(
 
 
 def test_report_without_notes_renders_as_the_protocol_renderer(tmp_path: Path) -> None:
+    from ctxbench.core.node import Node
+    from ctxbench.protocols.cef.model import CefReport
     from ctxbench.render.cef import render_markdown as cef_markdown
 
     golden = Path(__file__).parents[1] / "golden" / "cef-two-stratum" / "report.json"
     report = json.loads(golden.read_text(encoding="utf-8"))
     assert "notes" not in report
-    assert render_markdown(report) == cef_markdown(report)
+    model = CefReport.from_json(Node(str(golden), "", report))
+    assert render_markdown(report) == cef_markdown(model)
     noted = {**report, "notes": ["first", "second"]}
-    assert render_markdown(noted) == "> **first**\n> **second**\n\n" + cef_markdown(report)
+    assert render_markdown(noted) == "> **first**\n> **second**\n\n" + cef_markdown(model)

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from ctxbench.calibration.core import Kind, Scenario
 from ctxbench.protocols.cef.analysis import analyze
+from ctxbench.protocols.cef.model import AggregateComparison
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.table import TableBuilder
 
@@ -59,7 +60,7 @@ class Study:
     cand_tokens: NDArray[np.int64]
 
 
-def run_study(study: Study) -> dict[str, Any]:
+def run_study(study: Study) -> AggregateComparison:
     """The aggregate comparison of ``cand`` against ``raw`` in the full CEF report."""
     builder = TableBuilder()
     add = builder.add_record
@@ -80,8 +81,7 @@ def run_study(study: Study) -> dict[str, Any]:
                  context_tokens=cand_tokens, billed_cost_usd=cand_tokens * 1e-6),
             "sim", 2 * i + 1)
     report = analyze(builder.build(), _PREREG, invocation=_INVOCATION)
-    comparison: dict[str, Any] = report["aggregate"]["comparisons"][0]
-    return comparison
+    return report.aggregate.comparisons[0]
 
 
 # --- study designs ---------------------------------------------------------------
@@ -167,13 +167,13 @@ def _h4(rng: np.random.Generator, n: int, reduction: float) -> bool:
     return _passed(run_study(_study(rng, n, tokens=(base, cand))), "H4")
 
 
-def _passed(comparison: dict[str, Any], hid: str) -> bool:
-    return bool(next(h for h in comparison["hypotheses"] if h["id"] == hid)["passed"])
+def _passed(comparison: AggregateComparison, hid: str) -> bool:
+    return comparison.hypothesis(hid).passed
 
 
-def _covers(comparison: dict[str, Any], stat: str, truth: float) -> bool:
-    est = comparison[stat]
-    return est["low"] is not None and est["low"] <= truth <= est["high"]
+def _covers(comparison: AggregateComparison, stat: str, truth: float) -> bool:
+    est = comparison.statistic(stat)
+    return est.low is not None and est.high is not None and est.low <= truth <= est.high
 
 
 def _cov_replicates(rng: np.random.Generator, n: int) -> bool:

@@ -10,10 +10,11 @@ from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_text, report_json_bytes
 from ctxbench.core.errors import InputError, InputErrors
 from ctxbench.core.jsonl import load_json_document
+from ctxbench.core.node import Node
 from ctxbench.protocols.cef.api import analyze_files, write_report
+from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.prereg import OverrideError
 from ctxbench.protocols.cef.records import scan_trials
-from ctxbench.protocols.cef.report import REPORT_SCHEMA
 from ctxbench.render.cef import render_markdown
 from ctxbench.render.markdown import with_notes
 
@@ -71,27 +72,23 @@ def analyze(ctx: click.Context, trials: tuple[str, ...], prereg: str | None,
                          "from the command line; changing a setting after seeing "
                          "results requires a new preregistration version") from None
     if output is None:
-        click.echo(report_json_bytes(report).decode("utf-8"), nl=False)
+        click.echo(report_json_bytes(report.to_json()).decode("utf-8"), nl=False)
     else:
         write_report(output, report)
         for line in _summary(report):
             click.echo(line)
-    if check and not report["summary"]["check_passed"]:
-        failed = [c["condition"] for c in report["summary"]["claims"]
-                  if c["claimed"] and not c["holds"]]
+    summary = report.summary
+    if check and not summary.check_passed:
+        failed = [c.condition for c in summary.claims if c.claimed and not c.holds]
         ctx.exit(fail_check("NO CLAIM for " + ", ".join(failed)))
 
 
-def _summary(report: dict[str, object]) -> list[str]:
-    summary = report["summary"]
-    assert isinstance(summary, dict)
+def _summary(report: CefReport) -> list[str]:
     lines = []
-    for claim in summary["claims"]:
-        state = "quality_preserving_context_win" if claim["holds"] else "NO CLAIM"
-        lines.append(f"{claim['condition']}: {state}")
-    headlines = report["headlines"]
-    assert isinstance(headlines, list)
-    lines.extend(str(h) for h in headlines)
+    for claim in report.summary.claims:
+        state = "quality_preserving_context_win" if claim.holds else "NO CLAIM"
+        lines.append(f"{claim.condition}: {state}")
+    lines.extend(report.headlines)
     return lines
 
 
@@ -106,10 +103,9 @@ def render(report_path: str, output: str | None) -> None:
     Example:
       ctxbench cef render report.json --output report.md
     """
-    report = load_json_document(report_path)
-    if not isinstance(report, dict) or report.get("schema_version") != REPORT_SCHEMA:
-        raise InputError(f"{report_path}: expected a {REPORT_SCHEMA} report")
-    text = with_notes(report, render_markdown(report, report_name=report_path))
+    document = load_json_document(report_path)
+    report = CefReport.from_json(Node(report_path, "", document))
+    text = with_notes(document, render_markdown(report, report_name=report_path))
     if output is None:
         click.echo(text, nl=False)
     else:

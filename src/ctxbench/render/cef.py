@@ -1,4 +1,4 @@
-"""Render a ``ctxbench.cef-report.v1`` report as Markdown, using only numbers in the JSON.
+"""Render a ``ctxbench.cef-report.v1`` report model as Markdown (numbers only from it).
 
 Failed conditions, failures and caveats are shown beside passing ones; the unsupported-
 claim (H3) result is always shown; the methodology ends with the exact command that
@@ -7,8 +7,17 @@ reproduces the report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+
+from ctxbench.protocols.cef.model import (
+    Aggregate,
+    CefReport,
+    Comparison,
+    Estimate,
+    Hypothesis,
+    OperatingPoint,
+    Stratum,
+)
 
 __all__ = ["render_markdown"]
 
@@ -16,20 +25,20 @@ __all__ = ["render_markdown"]
 _SOURCE = {"observed": "inferred from the trials", "preregistration": "preregistered"}
 
 
-def _pct(value: Any) -> str:
+def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _signed(value: Any) -> str:
+def _signed(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.4f}"
 
 
-def _interval(est: dict[str, Any], fmt: Any) -> str:
-    return f"{fmt(est['estimate'])} [{fmt(est['low'])}, {fmt(est['high'])}]"
+def _interval(est: Estimate, fmt: Callable[[float | None], str]) -> str:
+    return f"{fmt(est.estimate)} [{fmt(est.low)}, {fmt(est.high)}]"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -38,188 +47,195 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
-def _operating_points(points: Sequence[dict[str, Any]]) -> list[str]:
+def _operating_points(points: Sequence[OperatingPoint]) -> list[str]:
     rows = [[
-        p["condition"], str(p["trials"]), str(p["failures"]), _num(p["task_score"]),
-        _num(p["evidence_recall"]), _num(p["unsupported_claim_rate"]),
-        _num(p["context_tokens_mean"], 1), _num(p["billed_cost_usd_mean"], 6),
-        _num(p["latency_ms_mean"], 1), "yes" if p["on_pareto_frontier"] else "no",
+        p.condition, str(p.trials), str(p.failures), _num(p.task_score),
+        _num(p.evidence_recall), _num(p.unsupported_claim_rate),
+        _num(p.context_tokens_mean, 1), _num(p.billed_cost_usd_mean, 6),
+        _num(p.latency_ms_mean, 1), "yes" if p.on_pareto_frontier else "no",
     ] for p in points]
     return _table(["condition", "trials", "failures", "task score", "evidence recall",
                    "unsupported-claim rate", "mean context tokens", "mean cost (USD)",
                    "mean latency (ms)", "Pareto frontier"], rows)
 
 
-def _mark(h: dict[str, Any]) -> str:
-    return "pass" if h["passed"] else "**FAIL**"
+def _mark(h: Hypothesis) -> str:
+    return "pass" if h.passed else "**FAIL**"
 
 
-def _paired(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+def _paired(comparisons: Sequence[Comparison]) -> list[str]:
     rows = []
     for c in comparisons:
-        hyp = {h["id"]: h for h in c["hypotheses"]}
         rows.append([
-            c["condition"], _units(c),
-            f"{_interval(c['task_score_delta'], _signed)} {_mark(hyp['H1'])}",
-            f"{_interval(c['evidence_recall_delta'], _signed)} {_mark(hyp['H2'])}",
-            f"{_interval(c['unsupported_claim_rate_delta'], _signed)} {_mark(hyp['H3'])}",
-            f"{_interval(c['context_reduction'], _pct)} > {_pct(c['min_savings'])} "
-            f"{_mark(hyp['H4'])}",
-            str(c["failed_pairs"]["either_side"]),
-            "**" + c["claim"] + "**" if c["quality_preserving_context_win"] else c["claim"],
+            c.condition, _units(c),
+            f"{_interval(c.task_score_delta, _signed)} {_mark(c.hypothesis('H1'))}",
+            f"{_interval(c.evidence_recall_delta, _signed)} {_mark(c.hypothesis('H2'))}",
+            f"{_interval(c.unsupported_claim_rate_delta, _signed)} "
+            f"{_mark(c.hypothesis('H3'))}",
+            f"{_interval(c.context_reduction, _pct)} > {_pct(c.min_savings)} "
+            f"{_mark(c.hypothesis('H4'))}",
+            str(c.failed_pairs.either_side),
+            "**" + c.claim + "**" if c.quality_preserving_context_win else c.claim,
         ])
     return _table(["condition", "paired units", "H1 task-score delta",
                    "H2 evidence-recall delta", "H3 unsupported-claim-rate delta",
                    "H4 context reduction", "failed pairs (zero credit)", "claim"], rows)
 
 
-def _secondary(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+def _secondary(comparisons: Sequence[Comparison]) -> list[str]:
     rows = [[
-        c["condition"], _interval(c["mean_pair_context_reduction"], _pct),
-        _interval(c["cost_reduction"], _pct), _interval(c["latency_reduction"], _pct),
+        c.condition, _interval(c.mean_pair_context_reduction, _pct),
+        _interval(c.cost_reduction, _pct), _interval(c.latency_reduction, _pct),
     ] for c in comparisons]
     return _table(["condition", "mean per-pair context reduction", "cost reduction",
                    "latency reduction"], rows)
 
 
-def _reasons(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+def _reasons(comparisons: Sequence[Comparison]) -> list[str]:
     out = []
     for c in comparisons:
-        if c["reasons"]:
-            out.append(f"- **{c['condition']}: NO CLAIM**")
-            out += [f"  - {reason}" for reason in c["reasons"]]
+        if c.reasons:
+            out.append(f"- **{c.condition}: NO CLAIM**")
+            out += [f"  - {reason}" for reason in c.reasons]
         else:
-            out.append(f"- {c['condition']}: all four hypotheses pass with "
-                       f"{c['paired_units']} paired units")
+            out.append(f"- {c.condition}: all four hypotheses pass with "
+                       f"{c.paired_units} paired units")
     return out
 
 
-def _section(title: str, block: dict[str, Any], level: str) -> list[str]:
+def _section(title: str, block: Stratum | Aggregate, level: str) -> list[str]:
     out = [f"{level} {title}", ""]
     out += [f"{level}# Operating points", ""]
-    out += _operating_points(block["operating_points"])
-    out += ["", f"Pareto frontier (descriptive): {', '.join(block['pareto_frontier'])}", ""]
+    out += _operating_points(block.operating_points)
+    out += ["", f"Pareto frontier (descriptive): {', '.join(block.pareto_frontier)}", ""]
     out += [f"{level}# Paired results against the baseline", ""]
-    out += _paired(block["comparisons"])
+    out += _paired(block.comparisons)
     out += [""]
-    out += _secondary(block["comparisons"])
+    out += _secondary(block.comparisons)
     out += ["", f"{level}# Claims", ""]
-    out += _reasons(block["comparisons"])
+    out += _reasons(block.comparisons)
     out += [""]
     return out
 
 
-def render_markdown(report: dict[str, Any], *, report_name: str = "report.json") -> str:
-    """The Markdown form of a CEF report (every figure is read from ``report``)."""
-    m = report["methodology"]
-    cc = report["claim_class"]
-    level = f"{m['confidence_level'] * 100:g}%"
-    out = [f"# {report['protocol']['name']} report", ""]
-    out += [f"Protocol version {report['protocol']['version']}; baseline "
-            f"`{m['baseline']}`; {report['inputs']['trials_analyzed']} trials analyzed in "
-            f"{report['inputs']['strata']} stratum/strata; claim class "
-            f"`{cc['class']}`.", ""]
+def render_markdown(report: CefReport, *, report_name: str = "report.json") -> str:
+    """The Markdown form of a CEF report (every figure is read from ``report``).
+
+    Render the model as its JSON holds it (``CefReport.from_json`` of the file, or
+    ``report.rounded()``), so the text shows exactly the written numbers.
+    """
+    m = report.methodology
+    cc = report.claim_class
+    level = f"{m.confidence_level * 100:g}%"
+    out = [f"# {report.protocol.name} report", ""]
+    out += [f"Protocol version {report.protocol.version}; baseline "
+            f"`{m.baseline}`; {report.inputs.trials_analyzed} trials analyzed in "
+            f"{report.inputs.strata} stratum/strata; claim class "
+            f"`{cc.class_}`.", ""]
     out += ["## Headline", ""]
-    if report["headlines"]:
-        out += [f"- {h}" for h in report["headlines"]]
-    elif cc["class"] == "conformance_fixture":
+    headlines = report.headlines
+    if headlines:
+        out += [f"- {h}" for h in headlines]
+    elif cc.class_ == "conformance_fixture":
         out.append("No headline: this is a conformance fixture (deterministic_fixture usage "
                    "or zero_cost_fixture cost), which cannot support a product claim.")
     else:
         out.append("No headline: no claimed condition holds a quality-preserving context "
                    "win.")
     out += ["", "## Claims", ""]
-    rows = [[c["condition"], "yes" if c["claimed"] else "no",
-             "quality_preserving_context_win" if c["holds"] else "**NO CLAIM**",
-             "; ".join(c["failed_strata"]) or "none"]
-            for c in report["summary"]["claims"]]
+    rows = [[c.condition, "yes" if c.claimed else "no",
+             "quality_preserving_context_win" if c.holds else "**NO CLAIM**",
+             "; ".join(c.failed_strata) or "none"]
+            for c in report.summary.claims]
     out += _table(["condition", "claimed", "aggregate result", "failed strata"], rows)
     out += [""]
-    for stratum in report["strata"]:
-        out += _section(f"Stratum: {stratum['label']} ({stratum['tasks']} tasks)", stratum,
-                        "##")
-    agg = report["aggregate"]
-    out += _section(f"Aggregate over {agg['strata']} stratum/strata ({agg['resampling']})",
+    for stratum in report.strata:
+        out += _section(f"Stratum: {stratum.label} ({stratum.tasks} tasks)", stratum, "##")
+    agg = report.aggregate
+    out += _section(f"Aggregate over {agg.strata} stratum/strata ({agg.resampling})",
                     agg, "##")
     out += _failures(report)
-    out += ["## Caveats", ""] + [f"- {c}" for c in report["caveats"]] + [""]
+    out += ["## Caveats", ""] + [f"- {c}" for c in report.caveats] + [""]
     out += _methodology(report, level, report_name)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _units(c: dict[str, Any]) -> str:
+def _units(c: Comparison) -> str:
     """Paired units, and how many of them had both sides succeed when that differs."""
-    if c["evaluable_units"] == c["paired_units"]:
-        return str(c["paired_units"])
-    return f"{c['paired_units']} ({c['evaluable_units']} with both sides succeeded)"
+    if c.evaluable_units == c.paired_units:
+        return str(c.paired_units)
+    return f"{c.paired_units} ({c.evaluable_units} with both sides succeeded)"
 
 
-def _failures(report: dict[str, Any]) -> list[str]:
-    f = report["failures"]
-    over = f["overridden_failure_scores"]
+def _failures(report: CefReport) -> list[str]:
+    f = report.failures
+    over = f.overridden_failure_scores
     out = ["## Failures and exclusions", ""]
     out.append(f"- Failed trials (kept, with the preregistered failure scores): "
-               f"{f['trials_failed']}; by condition: "
-               + ", ".join(f"{k} {v}" for k, v in f["by_condition"].items()))
-    out.append(f"- Recorded scores overridden by the failure scores: {over['trials']} trial(s) "
-               f"(fields replaced: task_score in {over['task_score']}, evidence_recall in "
-               f"{over['evidence_recall']}, unsupported_claim_rate in "
-               f"{over['unsupported_claim_rate']})")
+               f"{f.trials_failed}; by condition: "
+               + ", ".join(f"{k} {v}" for k, v in f.by_condition.items()))
+    out.append(f"- Recorded scores overridden by the failure scores: {over.trials} trial(s) "
+               f"(fields replaced: task_score in {over.task_score}, evidence_recall in "
+               f"{over.evidence_recall}, unsupported_claim_rate in "
+               f"{over.unsupported_claim_rate})")
     out.append("- Pairs with a failure, credited zero reduction: "
                + ", ".join(f"{k} {v}" for k, v in
-                           f["failed_pairs_credited_zero_reduction"].items()))
-    if report["exclusions"]:
+                           f.failed_pairs_credited_zero_reduction.items()))
+    if report.exclusions:
         out.append("- Exclusions (preregistered, infrastructure only):")
-        for e in report["exclusions"]:
-            scope = f" in {e['workload']}" if e["workload"] else ""
-            out.append(f"  - task {e['task_id']}{scope}: {e['reason']} "
-                       f"({e['trials_removed']} trials removed)")
+        for e in report.exclusions:
+            scope = f" in {e.workload}" if e.workload else ""
+            out.append(f"  - task {e.task_id}{scope}: {e.reason} "
+                       f"({e.trials_removed} trials removed)")
     else:
         out.append("- Exclusions: none")
     return [*out, ""]
 
 
-def _methodology(report: dict[str, Any], level: str, report_name: str) -> list[str]:
-    m = report["methodology"]
-    p = report["preregistration"]
-    cc = report["claim_class"]
+def _methodology(report: CefReport, level: str, report_name: str) -> list[str]:
+    m = report.methodology
+    p = report.preregistration
+    cc = report.claim_class
     out = ["## Methodology", ""]
     out += [
-        f"- Preregistration: {p['source']} (BLAKE3 `{p['digest_blake3']}`)",
-        f"- Conditions: {', '.join(m['conditions'])} ({_SOURCE[m['conditions_source']]}); "
-        f"claimed: {', '.join(m['claimed_conditions'])}",
-        f"- Gates: {m['gate_method']}",
-        f"- Clusters: {m['clusters']}",
-        f"- {m['bootstrap']} Percentile bootstrap: {m['bootstrap_samples']} resamples, "
-        f"seed {m['seed']}, {level} intervals, resampling unit {m['resampling_unit']}",
-        f"- Quality tolerance {m['quality_tolerance']:g}; minimum paired units "
-        f"{m['min_paired_units']} (counted over units in which both sides succeeded); "
+        f"- Preregistration: {p.source} (BLAKE3 `{p.digest_blake3}`)",
+        f"- Conditions: {', '.join(m.conditions)} ({_SOURCE[m.conditions_source]}); "
+        f"claimed: {', '.join(m.claimed_conditions)}",
+        f"- Gates: {m.gate_method}",
+        f"- Clusters: {m.clusters}",
+        f"- {m.bootstrap} Percentile bootstrap: {m.bootstrap_samples} resamples, "
+        f"seed {m.seed}, {level} intervals, resampling unit {m.resampling_unit}",
+        f"- Quality tolerance {m.quality_tolerance:g}; minimum paired units "
+        f"{m.min_paired_units} (counted over units in which both sides succeeded); "
         "minimum savings by workload: "
-        + (", ".join(f"{k} {_pct(v)}" for k, v in m["min_savings"].items()) or "none (0)"),
-        "- Failure scores: " + ", ".join(f"{k} {v:g}" for k, v in m["failure_scores"].items()),
-        f"- {m['one_sided_tests']}",
-        f"- {m['failed_pairs']}",
-        f"- {m['statistics']}",
-        f"- Pairing key: ({', '.join(m['pairing_key'])}); strata: "
-        f"({', '.join(m['strata_key'])})",
-        f"- Random streams: {m['random_streams']}",
-        "- Usage sources: " + ", ".join(f"{k} {v}" for k, v in cc["usage_sources"].items()),
-        "- Cost sources: " + ", ".join(f"{k} {v}" for k, v in cc["cost_sources"].items()),
+        + (", ".join(f"{k} {_pct(v)}" for k, v in m.min_savings.items()) or "none (0)"),
+        "- Failure scores: " + ", ".join(f"{k} {v:g}" for k, v in
+                                         m.failure_scores.to_json().items()),
+        f"- {m.one_sided_tests}",
+        f"- {m.failed_pairs}",
+        f"- {m.statistics}",
+        f"- Pairing key: ({', '.join(m.pairing_key)}); strata: "
+        f"({', '.join(m.strata_key)})",
+        f"- Random streams: {m.random_streams}",
+        "- Usage sources: " + ", ".join(f"{k} {v}" for k, v in cc.usage_sources.items()),
+        "- Cost sources: " + ", ".join(f"{k} {v}" for k, v in cc.cost_sources.items()),
     ]
-    refs = cc["cost_source_references"]
+    refs = cc.cost_source_references
     if refs:
-        shown = ", ".join(f"{r['cost_source']}: {r['reference']}" for r in refs)
-        total = cc["cost_source_references_total"]
+        shown = ", ".join(f"{r.cost_source}: {r.reference}" for r in refs)
+        total = cc.cost_source_references_total
         more = f" (the first {len(refs)} of {total})" if total != len(refs) else ""
         out.append(f"- Cost references: {shown}{more}")
-    files = m["invocation"].get("trial_files") or []
+    # The invocation is free-form (what the caller declared); file entries are shown as
+    # recorded.
+    files = m.invocation.get("trial_files") or []
     for entry in files:
         out.append(f"- Trial file `{entry['path']}` BLAKE3 `{entry['blake3']}`")
     out += ["", "### Reproduce", ""]
-    if m.get("reproduce"):
+    if m.reproduce:
         # The report's own file name is passed in by whoever renders it; the recorded
         # command is shown, never parsed.
-        out += ["```sh", m["reproduce"],
+        out += ["```sh", m.reproduce,
                 f"ctxbench cef render {report_name} --output report.md", "```"]
     else:
         out.append("The report does not record the command that produced it.")

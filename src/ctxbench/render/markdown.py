@@ -18,8 +18,10 @@ def _body(report: dict[str, Any], where: str) -> str:
     version = report.get("schema_version", report.get("schema"))
     if isinstance(version, str):
         if version.startswith("ctxbench.cef-report."):
+            from ctxbench.core.node import Node
+            from ctxbench.protocols.cef.model import CefReport
             from ctxbench.render.cef import render_markdown as cef
-            return cef(report)
+            return cef(CefReport.from_json(Node(where, "", report)))
         if version.startswith("ctxbench.public-eval-report."):
             from ctxbench.render.public_eval import render_markdown as public_eval
             return public_eval(report)

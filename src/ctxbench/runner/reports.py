@@ -9,7 +9,7 @@ The reports are written by the same library functions as ``ctxbench cef analyze`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import CtxbenchError, atomic_write_json, atomic_write_text, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
@@ -18,6 +18,9 @@ from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
+
+if TYPE_CHECKING:
+    from ctxbench.protocols.cef.model import CefReport
 
 __all__ = ["SCORER_RUBRIC", "cef_verdicts", "eceb_verdicts", "write_prereg", "write_reports"]
 
@@ -49,15 +52,13 @@ def write_prereg(path: Path, *, baseline: str, conditions: list[str], replicates
     atomic_write_json(path, prereg)
 
 
-def cef_verdicts(report: dict[str, Any]) -> list[str]:
+def cef_verdicts(report: CefReport) -> list[str]:
     """One line per compared condition: its claim, with the context-reduction estimate."""
-    baseline = report["preregistration"]["document"]["baseline"]
     lines = []
-    for comp in report["aggregate"]["comparisons"]:
-        reduction = comp.get("context_reduction", {}).get("estimate")
-        shown = (f" (context reduction {reduction:.1%})"
-                 if isinstance(reduction, float | int) else "")
-        lines.append(f"CEF {comp['condition']} vs {baseline}: {comp['claim']}{shown}")
+    for comp in report.aggregate.comparisons:
+        reduction = comp.context_reduction.estimate
+        shown = f" (context reduction {reduction:.1%})" if reduction is not None else ""
+        lines.append(f"CEF {comp.condition} vs {comp.baseline}: {comp.claim}{shown}")
     return lines
 
 
@@ -85,9 +86,10 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
 
     out = trials_path.parent
     prereg = spec.preregistration or out / "cef-prereg.json"
-    cef_report = _noted(analyze_files([trials_path], prereg), labels)
+    cef_report = analyze_files([trials_path], prereg)
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
-    _write_pair(paths["cef-report.json"], paths["cef-report.md"], cef_report)
+    _write_pair(paths["cef-report.json"], paths["cef-report.md"],
+                _noted(cef_report.to_json(), labels))
     verdicts = cef_verdicts(cef_report)
     if workload.format == "eceb":
         eceb_paths, eceb_lines = _eceb(spec, workload, contexts, run_id, snapshot,

@@ -57,10 +57,10 @@ def test_validate_and_analyze_accept_them(tmp_path: Path,
     assert run_guarded(cli, ["cef", "validate", str(path)]) == 0
     assert capsys.readouterr().out == "24 trial record(s) valid in 1 file(s)\n"
     report = analyze_files([path], overrides={"bootstrap_samples": 1000})
-    assert report["schema_version"] == "ctxbench.cef-report.v1"
-    assert report["inputs"]["trials_analyzed"] == 24
-    assert report["inputs"]["formats"] == {ENTROLY: 24}
-    assert report["aggregate"]["paired_units"] == 12
+    assert report.to_json()["schema_version"] == "ctxbench.cef-report.v1"
+    assert report.inputs.trials_analyzed == 24
+    assert report.inputs.formats == {ENTROLY: 24}
+    assert report.aggregate.paired_units == 12
 
 
 def test_bare_prefix_is_still_refused() -> None:

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from ctxbench.core.atomic import report_json_bytes
+from ctxbench.core.node import Node
 from ctxbench.protocols.cef.api import analyze_files, load_settings, reproduce_command
+from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
 from ctxbench.render.cef import render_markdown
 from ctxbench.schemas import validator
@@ -99,9 +101,13 @@ def test_golden(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = load_settings(prereg, overrides)
     command = reproduce_command(["trials.jsonl"], prereg, settings, output="report.json")
     report = analyze_files(["trials.jsonl"], prereg, overrides, command=command)
-    assert list(validator("ctxbench.cef-report.v1").iter_errors(report)) == []
-    got_json = report_json_bytes(report)
-    got_md = render_markdown(json.loads(got_json)).encode("utf-8")
+    document = report.to_json()
+    assert list(validator("ctxbench.cef-report.v1").iter_errors(document)) == []
+    got_json = report_json_bytes(document)
+    # The Markdown is rendered from the written JSON, read back through the model.
+    read = CefReport.from_json(Node("report.json", "", json.loads(got_json)))
+    assert read == report
+    got_md = render_markdown(read).encode("utf-8")
     if UPDATE:
         (folder / "report.json").write_bytes(got_json)
         (folder / "report.md").write_bytes(got_md)

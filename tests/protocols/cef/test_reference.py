@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 from ctxbench.protocols.cef.analysis import analyze
+from ctxbench.protocols.cef.model import AggregateComparison
 from ctxbench.protocols.cef.prereg import default_preregistration
 from ctxbench.protocols.cef.records import parse_trial
 from ctxbench.protocols.cef.synthetic import base_record
@@ -36,11 +37,11 @@ def _pairs(n: int, seed: int, true_ratio: float = 0.6) -> list[dict[str, Any]]:
     return records
 
 
-def _analyze(records: list[dict[str, Any]], samples: int, seed: int) -> dict[str, Any]:
+def _analyze(records: list[dict[str, Any]], samples: int, seed: int) -> AggregateComparison:
     trials = [parse_trial(r, path="t", line=i) for i, r in enumerate(records)]
     prereg = replace(default_preregistration(), bootstrap_samples=samples, seed=seed)
     report = analyze(trials, prereg, invocation={})
-    return report["aggregate"]["comparisons"][0]
+    return report.aggregate.comparisons[0]
 
 
 def test_intervals_match_scipy_paired_percentile_bootstrap() -> None:
@@ -62,12 +63,12 @@ def test_intervals_match_scipy_paired_percentile_bootstrap() -> None:
         ref = stats.bootstrap(data, fn, paired=True, vectorized=True, method="percentile",
                               n_resamples=RESAMPLES, confidence_level=0.95,
                               random_state=np.random.default_rng(5))
-        ours = comp[name]
+        ours = comp.statistic(name)
         width = ref.confidence_interval.high - ref.confidence_interval.low
-        assert ours["estimate"] == pytest.approx(float(fn(*data)), abs=1e-12)
-        assert ours["low"] == pytest.approx(ref.confidence_interval.low, abs=0.05 * width)
-        assert ours["high"] == pytest.approx(ref.confidence_interval.high, abs=0.05 * width)
-        assert ours["standard_error"] == pytest.approx(ref.standard_error, rel=0.05)
+        assert ours.estimate == pytest.approx(float(fn(*data)), abs=1e-12)
+        assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.05 * width)
+        assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.05 * width)
+        assert ours.standard_error == pytest.approx(ref.standard_error, rel=0.05)
 
 
 @pytest.mark.slow
@@ -88,8 +89,9 @@ def test_context_reduction_interval_covers_about_95_percent() -> None:
             records.append(base_record(task_id=f"t{i}", condition="native_compaction",
                                        context_tokens=max(1, int(pop_cand[j]))))
         comp = _analyze(records, 1000, seed=study)
-        red = comp["context_reduction"]
-        covered += red["low"] <= truth <= red["high"]
+        red = comp.context_reduction
+        assert red.low is not None and red.high is not None
+        covered += red.low <= truth <= red.high
     rate = covered / studies
     print(f"coverage {rate:.3f} over {studies} studies")
     # binomial sd at 95% with 1000 studies is about 0.7 percentage points; percentile

@@ -1,7 +1,8 @@
 """The CEF analysis: per stratum first, then a stratified aggregate; a pure function.
 
-``analyze(trials, prereg, invocation=...)`` returns the ``ctxbench.cef-report.v1`` dict
-at full precision; :func:`ctxbench.protocols.cef.report.finalize` rounds it for writing.
+``analyze(trials, prereg, invocation=...)`` returns the typed ``ctxbench.cef-report.v1``
+model (:class:`ctxbench.protocols.cef.model.CefReport`) at full precision; its
+``to_json()`` rounds it for writing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ctxbench.protocols.cef.compare import (
     pair_columns,
 )
 from ctxbench.protocols.cef.hypotheses import decide_aggregate, judge
+from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.pairing import Pairing, pair_trials
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.records import Trial
@@ -113,8 +115,8 @@ def _compare(scores: Scores, pairing: Pairing, prereg: Preregistration,
 
 
 def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
-            invocation: Mapping[str, Any]) -> dict[str, Any]:
-    """Analyze paired trials under ``prereg``; return the ``ctxbench.cef-report.v1`` dict.
+            invocation: Mapping[str, Any]) -> CefReport:
+    """Analyze paired trials under ``prereg``; return the ``ctxbench.cef-report.v1`` model.
 
     Pure: no I/O, no clock. ``invocation`` (the command and the input files' digests, as
     the caller knows them) is stored in the report's methodology so the rendered report

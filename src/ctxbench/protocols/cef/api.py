@@ -13,6 +13,7 @@ from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import InputError
 from ctxbench.core.jsonl import iter_jsonl
 from ctxbench.protocols.cef.analysis import analyze
+from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.prereg import (
     Preregistration,
     default_preregistration,
@@ -20,7 +21,6 @@ from ctxbench.protocols.cef.prereg import (
     with_overrides,
 )
 from ctxbench.protocols.cef.records import check_trial
-from ctxbench.protocols.cef.report import finalize
 from ctxbench.protocols.cef.table import TableBuilder, TrialTable
 
 __all__ = [
@@ -76,8 +76,8 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
                   overrides: Mapping[str, Any] | None = None, *,
                   command: Sequence[str] | None = None,
                   output: str | os.PathLike[str] | None = None,
-                  check: bool = False) -> dict[str, Any]:
-    """Analyze trial JSONL files; return the rounded ``ctxbench.cef-report.v1`` dict.
+                  check: bool = False) -> CefReport:
+    """Analyze trial JSONL files; return the report model as its JSON holds it (rounded).
 
     ``overrides`` (bootstrap_samples, seed, quality_tolerance, confidence_level,
     resampling_unit) apply only without a preregistration. ``command`` is the argv that
@@ -98,10 +98,8 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
             {"path": str(prereg_path), "blake3": blake3_file(prereg_path)}
             if prereg_path is not None else None),
     }
-    report = analyze(table, prereg, invocation=invocation)
-    result = finalize(report)
-    assert isinstance(result, dict)
-    return result
+    # Rounded as written, so what is rendered from it is exactly what the file holds.
+    return analyze(table, prereg, invocation=invocation).rounded()
 
 
 def reproduce_command(trial_paths: Sequence[str | os.PathLike[str]],
@@ -130,6 +128,6 @@ def reproduce_command(trial_paths: Sequence[str | os.PathLike[str]],
     return argv
 
 
-def write_report(path: str | os.PathLike[str], report: Mapping[str, Any]) -> None:
+def write_report(path: str | os.PathLike[str], report: CefReport) -> None:
     """Write a report atomically (2-space JSON, final newline; byte-identical per input)."""
-    atomic_write_json(Path(path), dict(report))
+    atomic_write_json(Path(path), report.to_json())

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Literal
 
 from ctxbench.protocols.cef.compare import ConditionResult
+from ctxbench.protocols.cef.model_blocks import Confirmation, GatedStatistic, Hypothesis
 from ctxbench.protocols.cef.prereg import Preregistration
 
 __all__ = ["HYPOTHESES", "Judgement", "decide_aggregate", "judge"]
 
 # (id, name, statistic, bound, comparison)
-HYPOTHESES = (
+HYPOTHESES: tuple[tuple[Literal["H1", "H2", "H3", "H4"], str, GatedStatistic,
+                        Literal["lower", "upper"], Literal[">=", "<=", ">"]], ...] = (
     ("H1", "task quality", "task_score_delta", "lower", ">="),
     ("H2", "evidence recall", "evidence_recall_delta", "lower", ">="),
     ("H3", "grounding", "unsupported_claim_rate_delta", "upper", "<="),
@@ -46,7 +48,7 @@ _LABEL = {
 class Judgement:
     """The hypotheses' outcomes for one condition and the resulting claim."""
 
-    hypotheses: tuple[dict[str, Any], ...]
+    hypotheses: tuple[Hypothesis, ...]
     enough_units: bool
     win: bool
     reasons: tuple[str, ...]
@@ -63,7 +65,7 @@ def _threshold(stat: str, prereg: Preregistration, min_savings: float) -> float:
 
 def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) -> Judgement:
     """Decide H1-H4 and the claim for one condition's result (unrounded values)."""
-    hypotheses: list[dict[str, Any]] = []
+    hypotheses: list[Hypothesis] = []
     reasons = []
     for hid, name, stat, side, op in HYPOTHESES:
         gate = result.gates[stat]
@@ -86,27 +88,19 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
             reasons.append(f"{hid} ({name}) failed: {side} bound of the {_LABEL[stat]} "
                            f"{bound:.4f} {negated} {threshold:g} (score test at the margin: "
                            f"T = {gate.test.statistic:.3f}, critical {gate.test.critical:.3f})")
-        hypotheses.append({
-            "id": hid,
-            "name": name,
-            "statistic": stat,
-            "bound": side,
-            "bound_value": bound,
-            "comparison": op,
-            "threshold": threshold,
-            "method": "score",
-            # None: infinite, every cluster's contrast has one sign.
-            "test_statistic": (gate.test.statistic if math.isfinite(gate.test.statistic)
-                               else None),
-            "critical_value": (gate.test.critical if math.isfinite(gate.test.critical)
-                               else None),
-            "evaluable": bound is not None and not gate.interval.degenerate,
-            "passed": gate.passed,
-        })
+        confirmation = None
         if gate.confirm_passed is not None:
-            hypotheses[-1]["confirmation"] = {
-                "method": "studentized_bootstrap_log_ratio",
-                "bound_value": gate.confirm_low, "passed": gate.confirm_passed}
+            confirmation = Confirmation("studentized_bootstrap_log_ratio", gate.confirm_low,
+                                        gate.confirm_passed)
+        hypotheses.append(Hypothesis(
+            id=hid, name=name, statistic=stat, bound=side, bound_value=bound, comparison=op,
+            threshold=threshold, method="score",
+            # None: infinite, every cluster's contrast has one sign.
+            test_statistic=(gate.test.statistic if math.isfinite(gate.test.statistic)
+                            else None),
+            critical_value=gate.test.critical if math.isfinite(gate.test.critical) else None,
+            evaluable=bound is not None and not gate.interval.degenerate,
+            passed=gate.passed, confirmation=confirmation))
     # The minimum applies to units in which both sides succeeded: a pair with a failure
     # is credited zero reduction, so the reduction estimate rests on the others alone.
     enough = result.evaluable_units >= prereg.min_paired_units
@@ -117,7 +111,7 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
         reasons.append(f"too few paired units in which both sides succeeded: "
                        f"{result.evaluable_units} of {result.units} < the preregistered "
                        f"minimum {prereg.min_paired_units} (the reduction rests on them alone)")
-    win = enough and all(h["passed"] for h in hypotheses)
+    win = enough and all(h.passed for h in hypotheses)
     return Judgement(tuple(hypotheses), enough, win, tuple(reasons))
 
 

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from ctxbench.render.html.cef_view import Block, CefView, Comparison
+from ctxbench.protocols.cef.model import (
+    CefReport,
+    Comparison,
+    Methodology,
+    OperatingPoint,
+)
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, ScatterPoint, forest, scatter
 from ctxbench.render.html.svg import Ids, esc
@@ -25,6 +32,51 @@ def _signed(value: float | None) -> str:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A stratum or the aggregate as the page shows it: where it sits, and its parts."""
+
+    anchor: str
+    title: str
+    nav: str
+    points: tuple[OperatingPoint, ...]
+    frontier: tuple[str, ...]
+    comparisons: tuple[Comparison, ...]
+
+
+def _blocks(report: CefReport) -> list[Block]:
+    out = [Block(f"stratum-{i + 1}", f"Stratum: {s.label} ({s.tasks} tasks)", f"Stratum {i + 1}",
+                 s.operating_points, s.pareto_frontier, s.comparisons)
+           for i, s in enumerate(report.strata)]
+    agg = report.aggregate
+    out.append(Block("aggregate", f"Aggregate over {agg.strata} stratum/strata "
+                                  f"({agg.resampling})", "Aggregate",
+                     agg.operating_points, agg.pareto_frontier, agg.comparisons))
+    return out
+
+
+def _method_lines(report: CefReport) -> list[tuple[str, str]]:
+    """The preregistration, then every plain member of the methodology in written order."""
+    prereg = report.preregistration
+    out = [("preregistration", f"{prereg.source} (BLAKE3 {prereg.digest_blake3})")]
+    for key, value in _plain(report.methodology):
+        if isinstance(value, list):
+            shown = ", ".join(value) or "none"
+        elif isinstance(value, dict):
+            shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                              for k, v in value.items()) or "none"
+        else:
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+        out.append((key.replace("_", " "), shown))
+    return out
+
+
+def _plain(m: Methodology) -> list[tuple[str, Any]]:
+    # As written (rounded), less the invocation, which the page shows as the command.
+    return [(k, v) for k, v in m.to_json().items()
+            if k not in ("invocation", "reproduce") and v is not None]
 
 
 def _mark(passed: bool) -> str:
@@ -60,7 +112,7 @@ def _forests(ids: Ids, block: Block, level: str) -> str:
             hyp = next((h for h in comp.hypotheses if h.id == first.id), None)
             if hyp is None:
                 continue
-            iv = comp.interval(hyp.statistic)
+            iv = comp.statistic(hyp.statistic)
             rows.append(ForestRow(comp.condition, iv.estimate, iv.low, iv.high, hyp.passed,
                                   threshold=hyp.threshold))
             lines.append(f"{comp.condition}: {shown(iv.estimate)} "
@@ -80,9 +132,8 @@ def _forests(ids: Ids, block: Block, level: str) -> str:
 
 
 def _frontier(ids: Ids, block: Block, baseline: str, level: str) -> str:
-    pts = [ScatterPoint(p.condition, p.context_tokens_mean, p.task_score, highlight=p.on_frontier)
-           for p in block.points
-           if p.context_tokens_mean is not None and p.task_score is not None]
+    pts = [ScatterPoint(p.condition, p.context_tokens_mean, p.task_score,
+                        highlight=p.on_pareto_frontier) for p in block.points]
     figs = []
     if pts:
         desc = "; ".join(f"{p.label}: {_num(p.x, 1)} mean context tokens, task score "
@@ -118,15 +169,15 @@ def _frontier(ids: Ids, block: Block, baseline: str, level: str) -> str:
 
 
 def _paired_point(c: Comparison) -> ScatterPoint | None:
-    red, delta = c.interval("context_reduction"), c.interval("task_score_delta")
+    red, delta = c.context_reduction, c.task_score_delta
     if red.estimate is None or delta.estimate is None:
         return None
     return ScatterPoint(c.condition, red.estimate, delta.estimate, red.low, red.high,
-                        delta.low, delta.high, passed=c.win)
+                        delta.low, delta.high, passed=c.quality_preserving_context_win)
 
 
 def _iv(c: Comparison, statistic: str, fmt: Shown) -> str:
-    iv = c.interval(statistic)
+    iv = c.statistic(statistic)
     return (f"{fmt(iv.estimate)} [{fmt(iv.low)}, "
             f"{fmt(iv.high)}]")
 
@@ -138,8 +189,9 @@ def _block_tables(block: Block, level: str) -> str:
          "mean latency (ms)", "Pareto frontier"],
         [[esc(p.condition), str(p.trials), str(p.failures), _num(p.task_score),
           _num(p.evidence_recall), _num(p.unsupported_claim_rate),
-          _num(p.context_tokens_mean, 1), _num(p.cost_usd_mean, 6), _num(p.latency_ms_mean, 1),
-          "yes" if p.on_frontier else "no"] for p in block.points],
+          _num(p.context_tokens_mean, 1), _num(p.billed_cost_usd_mean, 6),
+          _num(p.latency_ms_mean, 1), "yes" if p.on_pareto_frontier else "no"]
+         for p in block.points],
         caption="Operating points", numeric=(1, 2, 3, 4, 5, 6, 7, 8))
     rows = []
     for c in block.comparisons:
@@ -148,8 +200,9 @@ def _block_tables(block: Block, level: str) -> str:
         for h in c.hypotheses:
             shown, _ = _fmt_for(h.statistic)
             cells.append(f"{_iv(c, h.statistic, shown)} {_mark(h.passed)}")
-        cells += [str(c.failed_pairs),
-                  f"<strong>{esc(c.claim)}</strong>" if c.win else esc(c.claim)]
+        cells += [str(c.failed_pairs.either_side),
+                  f"<strong>{esc(c.claim)}</strong>" if c.quality_preserving_context_win
+                  else esc(c.claim)]
         rows.append(cells)
     header = ["condition", "paired units"]
     if block.comparisons:
@@ -175,11 +228,12 @@ def _block(ids: Ids, block: Block, baseline: str, level: str) -> Section:
     return Section(block.anchor, block.title, body, block.nav)
 
 
-def cef_summary(view: CefView) -> str:
+def cef_summary(report: CefReport) -> str:
     """The headline block: the headlines exactly as written in the report, and the claims."""
-    if view.headlines:
-        heads = "".join(f'<p class="headline">{esc(h)}</p>' for h in view.headlines)
-    elif view.claim_class == "conformance_fixture":
+    headlines = report.headlines
+    if headlines:
+        heads = "".join(f'<p class="headline">{esc(h)}</p>' for h in headlines)
+    elif report.claim_class.class_ == "conformance_fixture":
         heads = ('<p class="headline">No headline: this is a conformance fixture, which cannot '
                  "support a product claim.</p>")
     else:
@@ -189,35 +243,42 @@ def cef_summary(view: CefView) -> str:
                    [[esc(c.condition), "yes" if c.claimed else "no",
                      '<span class="ok">quality_preserving_context_win</span>' if c.holds
                      else '<span class="bad">NO CLAIM</span>',
-                     esc("; ".join(c.failed_strata) or "none")] for c in view.claims],
+                     esc("; ".join(c.failed_strata) or "none")]
+                    for c in report.summary.claims],
                    caption="Claims over all strata")
     return heads + claims
 
 
-def cef_sections(view: CefView, ids: Ids, prefix: str = "") -> list[Section]:
+def cef_sections(report: CefReport, ids: Ids, prefix: str = "") -> list[Section]:
     """Every section of a CEF page, strata before the aggregate."""
-    level = f"{view.confidence * 100:g}%"
-    out = [Section(f"{prefix}headline", "Headline and claims", cef_summary(view))]
-    for block in (*view.strata, view.aggregate):
-        sec = _block(ids, block, view.baseline, level)
+    m = report.methodology
+    level = f"{m.confidence_level * 100:g}%"
+    out = [Section(f"{prefix}headline", "Headline and claims", cef_summary(report))]
+    for block in _blocks(report):
+        sec = _block(ids, block, m.baseline, level)
         out.append(Section(prefix + sec.anchor, sec.title, sec.body, sec.nav))
+    failures = report.failures
     fail_rows = [("Failed trials (kept, with the preregistered failure scores)",
-                  f"{view.trials_failed}; by condition: "
-                  + esc(", ".join(f"{k} {v}" for k, v in view.failed_by_condition))),
-                 ("Recorded scores overridden by failure scores", f"{view.overridden_trials}"),
+                  f"{failures.trials_failed}; by condition: "
+                  + esc(", ".join(f"{k} {v}" for k, v in failures.by_condition.items()))),
+                 ("Recorded scores overridden by failure scores",
+                  f"{failures.overridden_failure_scores.trials}"),
                  ("Pairs with a failure, credited zero reduction",
-                  esc(", ".join(f"{k} {v}" for k, v in view.failed_pairs_zero) or "none"))]
+                  esc(", ".join(f"{k} {v}" for k, v in
+                                failures.failed_pairs_credited_zero_reduction.items())
+                      or "none"))]
     excl = table(["task", "workload", "reason", "trials removed"],
                  [[esc(e.task_id), esc(e.workload or "all"), esc(e.reason),
-                   str(e.trials_removed)] for e in view.exclusions],
+                   str(e.trials_removed)] for e in report.exclusions],
                  caption="Exclusions (preregistered, infrastructure only)", numeric=(3,)
-                 ) if view.exclusions else "<p>Exclusions: none.</p>"
+                 ) if report.exclusions else "<p>Exclusions: none.</p>"
     out.append(Section(f"{prefix}failures", "Failures and exclusions",
                        kv_table(fail_rows) + excl))
     out.append(Section(f"{prefix}caveats", "Caveats",
-                       "<ul>" + "".join(f"<li>{esc(c)}</li>" for c in view.caveats) + "</ul>"))
-    method = [(k, esc(v)) for k, v in view.method_lines]
-    if view.reproduce:
-        method.append(("Reproduce", f"<code>{esc(view.reproduce)}</code>"))
+                       "<ul>" + "".join(f"<li>{esc(c)}</li>" for c in report.caveats)
+                       + "</ul>"))
+    method = [(k, esc(v)) for k, v in _method_lines(report)]
+    if m.reproduce:
+        method.append(("Reproduce", f"<code>{esc(m.reproduce)}</code>"))
     out.append(Section(f"{prefix}methodology", "Methodology", kv_table(method)))
     return out

@@ -2,7 +2,8 @@
 
 With one input the page is that report (or run); with several it opens with a side-by-side
 comparison and then holds every input's sections. Every number comes from the reports'
-JSON through the per-protocol accessor modules (``*_view.py``).
+JSON through the per-protocol accessor modules (``*_view.py``) or, for CEF, the typed
+report model.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from urllib.parse import quote
 
 from ctxbench.core import atomic_write_text
 from ctxbench.core.node import Node
+from ctxbench.protocols.cef.model import CefReport
 from ctxbench.render.html.cef_page import cef_sections
-from ctxbench.render.html.cef_view import CefView, read_cef
 from ctxbench.render.html.eceb_page import bps, eceb_sections
 from ctxbench.render.html.eceb_view import EcebView, read_eceb
 from ctxbench.render.html.page import Section, document, kv_table, table
@@ -26,20 +27,20 @@ from ctxbench.render.html.svg import Ids, esc
 
 __all__ = ["render_html", "write_html"]
 
-View = CefView | PublicEvalView | EcebView
+View = CefReport | PublicEvalView | EcebView
 _SHORT = {"cef": "CEF", "public_eval": "public-eval", "eceb": "ECEB"}
 
 
 def _read(kind: str, doc: Node) -> View:
     if kind == "cef":
-        return read_cef(doc)
+        return CefReport.from_json(doc)
     if kind == "public_eval":
         return read_public_eval(doc)
     return read_eceb(doc)
 
 
 def _sections(view: View, ids: Ids, prefix: str) -> list[Section]:
-    if isinstance(view, CefView):
+    if isinstance(view, CefReport):
         return cef_sections(view, ids, prefix)
     if isinstance(view, PublicEvalView):
         return public_eval_sections(view, ids, prefix)
@@ -105,14 +106,14 @@ def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, s
         rows += [("model", m.at("provider").s("model")), ("provider", m.at("provider").s("name")),
                  ("seed", str(m.i("seed"))), ("ctxbench version", m.s("ctxbench_version"))]
     for _, view in views:
-        if isinstance(view, CefView):
-            rows.append(("CEF claim class", view.claim_class))
+        if isinstance(view, CefReport):
+            rows.append(("CEF claim class", view.claim_class.class_))
             rows.append(("CEF headline", " ".join(view.headlines) or "none"))
-            for claim in view.claims:
+            for claim in view.summary.claims:
                 rows.append((f"CEF claim {claim.condition}",
                              "holds" if claim.holds else "NO CLAIM"))
             for comp in view.aggregate.comparisons:
-                red = comp.interval("context_reduction")
+                red = comp.context_reduction
                 if red.estimate is not None:
                     rows.append((f"CEF context reduction {comp.condition}",
                                  f"{red.estimate * 100:.1f}%"))
@@ -133,8 +134,8 @@ def _title(source: Source, views: list[tuple[str, View]]) -> str:
     if source.is_run:
         return f"ctxbench run: {source.path.name or source.path}"
     view = views[0][1]
-    if isinstance(view, CefView):
-        return f"{view.protocol} report"
+    if isinstance(view, CefReport):
+        return f"{view.protocol.name} report"
     if isinstance(view, EcebView):
         return f"ECEB-0.1 report: {view.benchmark_id}"
     return f"Public-eval comparison: {view.treatment.name} vs {view.baseline.name}"
@@ -145,7 +146,8 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
     sources = [load_source(p) for p in paths]
     loaded = [(s, [(kind, _read(kind, doc)) for kind, doc in s.reports]) for s in sources]
     ids = Ids()
-    notes = list(dict.fromkeys(n for _, views in loaded for _, v in views for n in v.notes))
+    notes = list(dict.fromkeys(n for _, views in loaded for _, v in views
+                               for n in (v.notes or ())))
     inputs = ", ".join(p.as_posix() for p in paths)
     footer = (f"Rendered by ctxbench from {esc(inputs)}. Every number on this page is read "
               "from the report JSON; the page loads nothing from the network.")
