@@ -205,6 +205,10 @@ class CefReport:
     OPTIONAL: ClassVar[tuple[str, ...]] = ("notes",)
 
     @property
+    def schema_version(self) -> str:
+        return self.SCHEMA_VERSION
+
+    @property
     def headlines(self) -> tuple[str, ...]:
         """The headline of every claimed stratum comparison that has one, in order."""
         return tuple(c.headline for s in self.strata for c in s.comparisons

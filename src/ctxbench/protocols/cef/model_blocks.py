@@ -287,6 +287,10 @@ class StratumComparison(Comparison):
 
     headline: str | None = None
 
+    # Optional in the shared schema definition (aggregate comparisons have none); a
+    # stratum comparison always writes it, null when it has no headline.
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("headline",)
+
     def to_json(self) -> dict[str, Any]:
         return {**self._json(), "headline": self.headline}
 
@@ -303,6 +307,8 @@ class AggregateComparison(Comparison):
     """A comparison over all strata; ``failed_strata`` names the strata whose claim failed."""
 
     failed_strata: tuple[str, ...] = ()
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("failed_strata",)
 
     def to_json(self) -> dict[str, Any]:
         return {**self._json(), "failed_strata": list(self.failed_strata)}
