@@ -79,6 +79,7 @@ class TrialResult:
     """The trial record plus what the ECEB run file needs beyond it."""
 
     record: dict[str, Any]
+    """The line to write: ``TrialRecord.to_json()``, redacted."""
     context: BuiltContext
     answer: str
 
@@ -237,7 +238,8 @@ class TrialRunner:
             unsupported_claim_rate=unsupported, cost=self.cost)
         # Once more over the whole record: any configured key (this provider's, the
         # judge's) echoed anywhere is gone before the line is written.
-        return TrialResult(record=self.redactor.json(record), context=context, answer=answer)
+        return TrialResult(record=self.redactor.json(record.to_json()), context=context,
+                           answer=answer)
 
     def _strategy_failed(self, planned: PlannedTrial, context: BuiltContext) -> TrialResult:
         """The strategy gave no usable packet: an error trial, and no request is sent."""
@@ -250,7 +252,8 @@ class TrialRunner:
             context_sha256=context.sha256, context_commit_id=None,
             compile_ms=context.compile_ms, attempts=failed, answer="", task_score=0.0,
             evidence_recall=0.0, unsupported_claim_rate=0.0, cost=self.cost)
-        return TrialResult(record=self.redactor.json(record), context=context, answer="")
+        return TrialResult(record=self.redactor.json(record.to_json()), context=context,
+                           answer="")
 
     def lost(self, planned: PlannedTrial, context: BuiltContext, attempts: int
              ) -> TrialResult:
@@ -270,4 +273,4 @@ class TrialRunner:
             compile_ms=context.compile_ms, attempts=lost, answer="", task_score=0.0,
             evidence_recall=self._evidence(planned.task, context),
             unsupported_claim_rate=0.0, cost=self.cost)
-        return TrialResult(record=record, context=context, answer="")
+        return TrialResult(record=record.to_json(), context=context, answer="")

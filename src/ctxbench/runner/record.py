@@ -1,14 +1,19 @@
-"""Assemble one ``ctxbench.trial.v1`` record from its attempts, context and scores."""
+"""Assemble one ``ctxbench.trial.v1`` record from its attempts, context and scores.
+
+:func:`build_trial` returns a frozen :class:`TrialRecord`; its ``to_json()`` is the line
+the trial log writes (the reader's side is :mod:`ctxbench.protocols.cef.records`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxbench.core import TokenUsage, micro_to_usd, sha256_hex
 from ctxbench.protocols.cef.rules import CTXBENCH_SCHEMA
 
-__all__ = ["CostSource", "ProviderAttempt", "TrialIdentity", "build_trial"]
+__all__ = ["CostSource", "ProviderAttempt", "TrialIdentity", "TrialRecord", "build_trial"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +68,101 @@ class TrialIdentity:
     usage_source: str
 
 
+@dataclass(frozen=True, slots=True)
+class TrialRecord:
+    """One trial as the runner records it; ``to_json()`` is its ``ctxbench.trial.v1`` line.
+
+    Money stays integer micro-USD and times unrounded here; ``to_json`` writes USD and
+    rounds latency and compile time to the microsecond, as every trial log always has.
+    """
+
+    workload: str
+    workload_version: str
+    task_id: str
+    provider: str
+    model: str
+    scorer: str
+    provider_request_id: str
+    usage_source: str
+    cost_source: str
+    cost_source_reference: str
+    outcome: str
+    error_type: str | None
+    context_sha256: str
+    response_text: str | None
+    response_sha256: str | None
+    replicate: int
+    condition: str
+    task_score: float
+    evidence_recall: float
+    unsupported_claim_rate: float
+    context_tokens: int
+    reasoning_tokens: int
+    output_tokens: int
+    billed_cost_micro: int
+    latency_ms: float
+    context_commit_id: str | None
+    cached_input_tokens: int
+    cache_write_tokens: int
+    provider_usage: Mapping[str, Any] | None
+    """The last attempt's usage object exactly as the provider sent it."""
+    compile_ms: float
+    strategy: str
+    budget: int | None
+    condition_order: int
+    run_id: str
+    attempts: tuple[ProviderAttempt, ...]
+
+    SCHEMA_VERSION: ClassVar[str] = CTXBENCH_SCHEMA
+
+    def to_json(self) -> dict[str, Any]:
+        """The record's JSON object, members in the order every trial log has them."""
+        return {
+            "schema_version": self.SCHEMA_VERSION,
+            "workload": self.workload,
+            "workload_version": self.workload_version,
+            "task_id": self.task_id,
+            "provider": self.provider,
+            "model": self.model,
+            "scorer": self.scorer,
+            "provider_request_id": self.provider_request_id,
+            "usage_source": self.usage_source,
+            "cost_source": self.cost_source,
+            "cost_source_reference": self.cost_source_reference,
+            "outcome": self.outcome,
+            "error_type": self.error_type,
+            "context_sha256": self.context_sha256,
+            "response_text": self.response_text,
+            "response_sha256": self.response_sha256,
+            "replicate": self.replicate,
+            "condition": self.condition,
+            "task_score": self.task_score,
+            "evidence_recall": self.evidence_recall,
+            "unsupported_claim_rate": self.unsupported_claim_rate,
+            "context_tokens": self.context_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "output_tokens": self.output_tokens,
+            "billed_cost_usd": micro_to_usd(self.billed_cost_micro),
+            "latency_ms": round(self.latency_ms, 3),
+            "context_commit_id": self.context_commit_id,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "provider_usage": (None if self.provider_usage is None
+                               else dict(self.provider_usage)),
+            "compile_ms": round(self.compile_ms, 3),
+            "strategy": self.strategy,
+            "budget": self.budget,
+            "condition_order": self.condition_order,
+            "run_id": self.run_id,
+            "attempts": [a.as_dict() for a in self.attempts],
+        }
+
+
 def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy: str,
                 budget: int | None, replicate: int, condition_order: int, context_sha256: str,
                 context_commit_id: str | None, compile_ms: float, attempts: list[ProviderAttempt],
                 answer: str | None, task_score: float, evidence_recall: float,
-                unsupported_claim_rate: float, cost: CostSource) -> dict[str, Any]:
+                unsupported_claim_rate: float, cost: CostSource) -> TrialRecord:
     """The record; usage and cost are sums over every attempt (retries stay billed)."""
     last = attempts[-1]
     usage = sum((a.usage for a in attempts), TokenUsage())
@@ -86,41 +181,20 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
         request_id = "unavailable:" + sha256_hex(
             f"{ident.run_id}\0{task_id}\0{condition}\0{replicate}".encode())[:32]
     text = answer if success else None
-    return {
-        "schema_version": CTXBENCH_SCHEMA,
-        "workload": ident.workload,
-        "workload_version": ident.workload_version,
-        "task_id": task_id,
-        "provider": ident.provider,
-        "model": ident.model,
-        "scorer": ident.scorer,
-        "provider_request_id": request_id,
-        "usage_source": usage_source,
-        "cost_source": cost.kind,
-        "cost_source_reference": cost.reference,
-        "outcome": last.outcome,
-        "error_type": None if success else (last.error_type or "unknown_error"),
-        "context_sha256": context_sha256,
-        "response_text": text,
-        "response_sha256": sha256_hex(text.encode("utf-8")) if text is not None else None,
-        "replicate": replicate,
-        "condition": condition,
-        "task_score": task_score if success else 0.0,
-        "evidence_recall": evidence_recall,
-        "unsupported_claim_rate": unsupported_claim_rate if success else 0.0,
-        "context_tokens": usage.context_tokens,
-        "reasoning_tokens": usage.reasoning,
-        "output_tokens": usage.output,
-        "billed_cost_usd": micro_to_usd(cost_micro),
-        "latency_ms": round(last.latency_ms, 3),
-        "context_commit_id": context_commit_id,
-        "cached_input_tokens": usage.cached_input,
-        "cache_write_tokens": usage.cache_write,
-        "provider_usage": last.raw_usage,
-        "compile_ms": round(compile_ms, 3),
-        "strategy": strategy,
-        "budget": budget,
-        "condition_order": condition_order,
-        "run_id": ident.run_id,
-        "attempts": [a.as_dict() for a in attempts],
-    }
+    return TrialRecord(
+        workload=ident.workload, workload_version=ident.workload_version, task_id=task_id,
+        provider=ident.provider, model=ident.model, scorer=ident.scorer,
+        provider_request_id=request_id, usage_source=usage_source, cost_source=cost.kind,
+        cost_source_reference=cost.reference, outcome=last.outcome,
+        error_type=None if success else (last.error_type or "unknown_error"),
+        context_sha256=context_sha256, response_text=text,
+        response_sha256=sha256_hex(text.encode("utf-8")) if text is not None else None,
+        replicate=replicate, condition=condition,
+        task_score=task_score if success else 0.0, evidence_recall=evidence_recall,
+        unsupported_claim_rate=unsupported_claim_rate if success else 0.0,
+        context_tokens=usage.context_tokens, reasoning_tokens=usage.reasoning,
+        output_tokens=usage.output, billed_cost_micro=cost_micro, latency_ms=last.latency_ms,
+        context_commit_id=context_commit_id, cached_input_tokens=usage.cached_input,
+        cache_write_tokens=usage.cache_write, provider_usage=last.raw_usage,
+        compile_ms=compile_ms, strategy=strategy, budget=budget,
+        condition_order=condition_order, run_id=ident.run_id, attempts=tuple(attempts))
