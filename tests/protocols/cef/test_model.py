@@ -334,3 +334,20 @@ def test_a_hand_edited_claim_does_not_survive_a_read() -> None:
     doc["headlines"] = []
     with pytest.raises(PointerError, match=r"/headlines: expected an array of 1 item"):
         _read(doc)
+
+
+def test_the_model_modules_import_no_numpy() -> None:
+    """Reading and rendering a report must not need the analysis stack (numpy, stats)."""
+    import ast
+
+    package = Path(__file__).resolve().parents[3] / "src/ctxbench/protocols/cef"
+    for name in ("model.py", "model_blocks.py", "model_inputs.py", "model_io.py"):
+        tree = ast.parse((package / name).read_text(encoding="utf-8"))
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        imported |= {node.module or "" for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom)}
+        ours = {m for m in imported if m.startswith("ctxbench")}
+        assert all(m.startswith(("ctxbench.core", "ctxbench.protocols.cef.model"))
+                   for m in ours), (name, ours)
+        assert not any(m.split(".")[0] in ("numpy", "scipy") for m in imported), name
