@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
@@ -351,3 +353,45 @@ def test_the_model_modules_import_no_numpy() -> None:
         assert all(m.startswith(("ctxbench.core", "ctxbench.protocols.cef.model"))
                    for m in ours), (name, ours)
         assert not any(m.split(".")[0] in ("numpy", "scipy") for m in imported), name
+
+
+def _paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*path, index))
+
+
+_GOLDEN_DOC = _golden()
+_ALL_PATHS = [p for p in _paths(_GOLDEN_DOC) if p]
+_REPLACEMENTS = (None, True, 7, 0.5, "text", [], {}, [1], {"x": 1})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, len(_ALL_PATHS) - 1), action=st.integers(0, len(_REPLACEMENTS)))
+def test_any_deleted_or_retyped_member_is_a_located_error_or_a_faithful_read(
+        index: int, action: int) -> None:
+    path = _ALL_PATHS[index]
+    doc = copy.deepcopy(_GOLDEN_DOC)
+    parent: Any = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    if action == len(_REPLACEMENTS):
+        if isinstance(parent, list):
+            parent.pop(path[-1])  # type: ignore[arg-type]
+        else:
+            del parent[path[-1]]
+    else:
+        parent[path[-1]] = copy.deepcopy(_REPLACEMENTS[action])
+    try:
+        model = _read(doc)
+    except PointerError as exc:
+        # the pointer names the changed member or a member that contains or derives it
+        assert str(exc).startswith("report.json: /"), str(exc)
+        assert "\n" not in str(exc)
+        return
+    # accepted: only where the change kept the document valid, and then nothing is lost
+    assert model.to_json() == doc

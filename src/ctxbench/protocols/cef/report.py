@@ -39,13 +39,13 @@ from ctxbench.protocols.cef.model import (
     StratumKey,
 )
 from ctxbench.protocols.cef.model_blocks import STATISTICS
-from ctxbench.protocols.cef.model_io import DECIMALS, free_json
+from ctxbench.protocols.cef.model_io import DECIMALS
 from ctxbench.protocols.cef.pairing import PAIRING_KEY, STRATUM_KEY, Pairing
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.records import COST_SOURCES, USAGE_SOURCES
 from ctxbench.protocols.cef.table import TrialTable
 
-__all__ = ["DECIMALS", "REPORT_SCHEMA", "assemble", "finalize", "stratum_label"]
+__all__ = ["DECIMALS", "REPORT_SCHEMA", "assemble", "stratum_label"]
 
 _S = TypeVar("_S", bound=str)
 PROTOCOL_NAME = "Entroly Context Efficiency Frontier"
@@ -373,8 +373,3 @@ def _caveats(cc: ClaimClass, failures: Failures, aggregate: Aggregate,
     out.append("Results hold only for the evaluated models, workloads, budgets and scorers; "
                "do not generalize beyond them.")
     return tuple(out)
-
-
-def finalize(value: Any) -> Any:
-    """Round every float of a JSON value to ``DECIMALS`` places (the report schema's)."""
-    return free_json(value)
