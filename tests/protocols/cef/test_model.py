@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
@@ -366,32 +364,43 @@ def _paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str |
 
 
 _GOLDEN_DOC = _golden()
-_ALL_PATHS = [p for p in _paths(_GOLDEN_DOC) if p]
-_REPLACEMENTS = (None, True, 7, 0.5, "text", [], {}, [1], {"x": 1})
+_DELETE = object()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(index=st.integers(0, len(_ALL_PATHS) - 1), action=st.integers(0, len(_REPLACEMENTS)))
-def test_any_deleted_or_retyped_member_is_a_located_error_or_a_faithful_read(
-        index: int, action: int) -> None:
-    path = _ALL_PATHS[index]
-    doc = copy.deepcopy(_GOLDEN_DOC)
-    parent: Any = doc
-    for part in path[:-1]:
-        parent = parent[part]
-    if action == len(_REPLACEMENTS):
-        if isinstance(parent, list):
-            parent.pop(path[-1])  # type: ignore[arg-type]
-        else:
+def _mutations() -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every member of a golden report deleted, nulled, and given another JSON type."""
+    for path in _paths(_GOLDEN_DOC):
+        if not path:
+            continue
+        parent: Any = _GOLDEN_DOC
+        for part in path:
+            parent = parent[part]
+        other = 7 if isinstance(parent, str) else "text"
+        for change in (_DELETE, None, other):
+            yield path, change
+
+
+def test_any_deleted_or_retyped_member_is_a_located_error_or_a_faithful_read() -> None:
+    check = validator(REPORT_SCHEMA)
+    refused = accepted = 0
+    for path, change in _mutations():
+        doc = copy.deepcopy(_GOLDEN_DOC)
+        parent: Any = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        if change is _DELETE:
             del parent[path[-1]]
-    else:
-        parent[path[-1]] = copy.deepcopy(_REPLACEMENTS[action])
-    try:
-        model = _read(doc)
-    except PointerError as exc:
-        # the pointer names the changed member or a member that contains or derives it
-        assert str(exc).startswith("report.json: /"), str(exc)
-        assert "\n" not in str(exc)
-        return
-    # accepted: only where the change kept the document valid, and then nothing is lost
-    assert model.to_json() == doc
+        else:
+            parent[path[-1]] = change
+        try:
+            model = _read(doc)
+        except PointerError as exc:
+            assert str(exc).startswith("report.json: /") and "\n" not in str(exc), path
+            refused += 1
+            continue
+        # accepted only where the document stayed valid (a nullable statistic set to
+        # null, one caveat fewer, a free-form member), and then nothing was lost
+        assert list(check.iter_errors(doc)) == [], path
+        assert model.to_json() == doc, path
+        accepted += 1
+    assert refused > 1500 and accepted < refused / 4, (refused, accepted)

@@ -165,7 +165,8 @@ class Hypothesis:
         closed(node, ("id", "name", "statistic", "bound", "bound_value", "comparison",
                       "threshold", "passed", "method", "test_statistic", "critical_value",
                       "evaluable", "confirmation"))
-        confirmation = node.opt("confirmation")
+        # Absent for H1-H3; when present it must be an object (null is not "absent").
+        confirmation = node.at("confirmation") if "confirmation" in node.value else None
         return cls(
             id=choice(node, "id", ("H1", "H2", "H3", "H4")), name=node.s("name"),
             statistic=choice(node, "statistic", GATED_STATISTICS),

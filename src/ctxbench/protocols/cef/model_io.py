@@ -75,7 +75,8 @@ def numbers(node: Node) -> dict[str, float]:
 
 def free_object(node: Node) -> dict[str, Any]:
     """A free-form object, kept as decoded."""
-    node.entries()  # raises unless an object
+    if not isinstance(node.value, dict):
+        raise node.fail("an object")
     value: dict[str, Any] = node.value
     return value
 
