@@ -2,12 +2,15 @@
 
     table = read_rows("baseline.jsonl")            # rows -> columns, located errors
     cells = pair_rows(baseline_table, treatment_table)
-    report = analyze(cells, Settings(quality_margin_pp=1.0))
+    report = analyze(cells, Settings(quality_margin_pp=1.0))   # a PublicEvalReport
     report = compare_files("baseline.jsonl", "treatment.jsonl", Settings())
+    report.status, report.savings.tokens, report.to_json()
+    PublicEvalReport.from_json(Node("report.json", "", document))   # read one back
 """
 
 from ctxbench.protocols.public_eval.analysis import analyze
 from ctxbench.protocols.public_eval.api import compare_files
+from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.protocols.public_eval.pairing import PairedCells, pair_rows
 from ctxbench.protocols.public_eval.rows import RowTable, check_row, read_rows, rows_from_lines
 from ctxbench.protocols.public_eval.settings import SCHEMA_VERSION, Settings
@@ -15,6 +18,7 @@ from ctxbench.protocols.public_eval.settings import SCHEMA_VERSION, Settings
 __all__ = [
     "SCHEMA_VERSION",
     "PairedCells",
+    "PublicEvalReport",
     "RowTable",
     "Settings",
     "analyze",
