@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 
 from ctxbench.protocols.public_eval.model import PerResolvedSaving, PublicEvalReport, Saving
-from ctxbench.protocols.public_eval.model_parts import Arm, Bounds, ChangedCells, PerResolved
+from ctxbench.protocols.public_eval.model_io import Bounds
+from ctxbench.protocols.public_eval.model_parts import Arm, ChangedCells, PerResolved
 
 __all__ = ["claim_sentence", "render_markdown"]
 

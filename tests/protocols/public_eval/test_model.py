@@ -24,6 +24,7 @@ from ctxbench.protocols.public_eval import (
     PublicEvalReport,
     Settings,
     analyze,
+    model_io,
     model_parts,
     pair_rows,
     rows_from_lines,
@@ -263,7 +264,8 @@ def _check(hint: Any, schema: dict[str, Any], where: str, optional: bool = False
 
 def _check_class(cls: type, schema: dict[str, Any], where: str) -> None:
     assert schema["type"] == "object", where
-    hints = typing.get_type_hints(cls, vars(model_module) | vars(model_parts))
+    hints = typing.get_type_hints(cls, vars(model_module) | vars(model_parts)
+                                  | vars(model_io))
     names = [f.name for f in dataclasses.fields(cls)
              if (cls.__name__, f.name) not in _DERIVED]
     assert set(names) == set(schema["properties"]), f"{where}: members differ"
@@ -419,7 +421,7 @@ def test_no_other_module_names_a_failing_status() -> None:
 
 
 def test_the_model_module_imports_no_numpy() -> None:
-    for module in (model_module, model_parts):
+    for module in (model_module, model_parts, model_io):
         tree = ast.parse(Path(typing.cast(str, module.__file__)).read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}

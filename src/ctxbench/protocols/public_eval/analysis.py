@@ -33,12 +33,11 @@ from ctxbench.protocols.public_eval.model import (
     Saving,
     Savings,
 )
+from ctxbench.protocols.public_eval.model_io import Basis, Bounds
 from ctxbench.protocols.public_eval.model_parts import (
     Arm as ArmReport,
 )
 from ctxbench.protocols.public_eval.model_parts import (
-    Basis,
-    Bounds,
     Governance,
     PerResolved,
     ResolveRate,

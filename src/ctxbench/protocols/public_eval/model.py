@@ -28,15 +28,10 @@ from typing import Any, ClassVar, Literal, cast
 
 from ctxbench.core import PointerError, describe_value, pointer_join
 from ctxbench.core.node import Node
-from ctxbench.protocols.public_eval.model_parts import (
-    Arm,
+from ctxbench.protocols.public_eval.model_io import (
     Basis,
     Bounds,
-    FalseStops,
-    InputFile,
     Number,
-    Quality,
-    RunsPerTask,
     basis,
     choice,
     nullable,
@@ -47,6 +42,13 @@ from ctxbench.protocols.public_eval.model_parts import (
     rounded_bounds,
     rounded_total,
     texts,
+)
+from ctxbench.protocols.public_eval.model_parts import (
+    Arm,
+    FalseStops,
+    InputFile,
+    Quality,
+    RunsPerTask,
 )
 from ctxbench.protocols.public_eval.settings import SCHEMA_VERSION
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ctxbench.protocols.public_eval.model_io import Bounds
 from ctxbench.protocols.public_eval.model_parts import (
-    Bounds,
     ChangedCell,
     ChangedCells,
     NotGating,

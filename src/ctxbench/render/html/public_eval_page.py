@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctxbench.protocols.public_eval.model import PublicEvalReport
-from ctxbench.protocols.public_eval.model_parts import Arm, Bounds, ChangedCells, InputFile
+from ctxbench.protocols.public_eval.model_io import Bounds
+from ctxbench.protocols.public_eval.model_parts import Arm, ChangedCells, InputFile
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, forest
 from ctxbench.render.html.svg import Ids, esc
