@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
@@ -426,3 +429,47 @@ def test_the_model_module_imports_no_numpy() -> None:
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not any(name.split(".")[0] in ("numpy", "scipy") for name in imported)
+
+
+# -- fuzzed documents: a located error or a consistent model, never a crash ---------------
+
+def _pointers(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every member path of a document (key and index tuples), depth first."""
+    items = (list(value.items()) if isinstance(value, dict) else
+             list(enumerate(value)) if isinstance(value, list) else [])
+    out: list[tuple[Any, ...]] = []
+    for key, child in items:
+        out.append((*prefix, key))
+        out += _pointers(child, (*prefix, key))
+    return out
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                  max_size=3),
+    max_leaves=6)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_fuzzed_report_reads_as_a_located_error_or_a_stable_model(data: st.DataObject) -> None:
+    doc = json.loads(GOLDEN_REPORTS[data.draw(st.integers(0, len(GOLDEN_REPORTS) - 1))]
+                     .read_text())
+    paths = _pointers(doc)
+    path = paths[data.draw(st.integers(0, len(paths) - 1))]
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    if data.draw(st.booleans()):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(_JSON)
+    try:
+        report = _read(doc)
+    except PointerError as exc:
+        text = str(exc)
+        assert text.startswith("report.json: /") and "\n" not in text and len(text) < 600
+        return
+    assert _read(report.to_json()).to_json() == report.to_json()
