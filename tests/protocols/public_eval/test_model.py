@@ -323,8 +323,11 @@ def _golden() -> dict[str, Any]:
     (lambda r: r["quality"]["regressed_cells"]["listed"][2].update(run="1"),
      '/quality/regressed_cells/listed/2/run: expected an integer, got the string "1"'),
     (lambda r: r["quality"]["not_gating"].update(extra_ci_pp=[1, 2]),
-     "/quality/not_gating/extra_ci_pp: expected only the members "
-     "ctxbench.public-eval-report.v1 defines here, got an unknown one"),
+     "/quality/not_gating: expected only the members ctxbench.public-eval-report.v1 "
+     'defines here, got an unknown member "extra_ci_pp"'),
+    (lambda r: r["inputs"].update({"note\nb": 1}),
+     "/inputs: expected only the members ctxbench.public-eval-report.v1 defines here, got "
+     'an unknown member "note\\nb"'),
     (lambda r: r["methodology"].update(seed=None),
      "/methodology/seed: expected an integer, got null"),
     (lambda r: r["methodology"].update(operator=["a"]),

@@ -9,11 +9,12 @@ mistyped or unknown member. No numpy here.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from typing import Literal, cast
 
-from ctxbench.core import PointerError, pointer_join
+from ctxbench.core.errors import PointerError, clip
 from ctxbench.core.node import Node
 
 __all__ = [
@@ -71,13 +72,17 @@ def significant(value: float, digits: int) -> float:
 
 
 def only(node: Node, names: Iterable[str]) -> None:
-    """Reject members that the schema does not declare here (additionalProperties false)."""
+    """Reject members that the schema does not declare here (additionalProperties false).
+
+    The error names the object and quotes the unknown key (JSON-escaped, clipped), so a
+    key holding a newline still gives a one-line message.
+    """
     allowed = set(names)
     for key, _ in node.entries():
         if key not in allowed:
-            raise PointerError(node.path, pointer_join(node.pointer, key),
+            raise PointerError(node.path, node.pointer,
                                "expected only the members ctxbench.public-eval-report.v1 "
-                               "defines here, got an unknown one")
+                               f"defines here, got an unknown member {clip(json.dumps(key), 80)}")
 
 
 def bounds(node: Node) -> Bounds:
