@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxbench.protocols.public_eval.model import PublicEvalReport
+from ctxbench.protocols.public_eval.model import PublicEvalReport, Status
 from ctxbench.protocols.public_eval.model_io import Bounds
 from ctxbench.protocols.public_eval.model_parts import Arm, ChangedCells, InputFile
 from ctxbench.render.html.page import Section, figure, kv_table, table
@@ -23,7 +23,7 @@ __all__ = ["public_eval_sections"]
 _LABELS = {"tokens": "Tokens", "usd": "USD", "latency_ms": "Latency (ms)",
            "tool_calls": "Tool calls", "tokens_per_resolved": "Tokens per resolved task",
            "usd_per_resolved": "USD per resolved task"}
-_STATUS_TEXT = {
+_STATUS_TEXT: dict[Status, str] = {
     "supported": "non-inferior on the resolve rate, within the false-stop limit, and "
                  "saving tokens",
     "no_savings": "the token-savings gate did not pass: the lower bound of the headline "
