@@ -7,6 +7,8 @@ import ast
 import dataclasses
 import json
 import random
+import subprocess
+import sys
 import types
 import typing
 from pathlib import Path
@@ -476,3 +478,12 @@ def test_a_fuzzed_report_reads_as_a_located_error_or_a_stable_model(data: st.Dat
         assert text.startswith("report.json: /") and "\n" not in text and len(text) < 600
         return
     assert _read(report.to_json()).to_json() == report.to_json()
+
+
+def test_reading_and_rendering_a_report_does_not_import_numpy() -> None:
+    code = ("import sys, ctxbench.protocols.public_eval.model, ctxbench.render.public_eval, "
+            "ctxbench.render.html.report; print(sorted(m for m in ('numpy', 'scipy', "
+            "'ctxbench.protocols.public_eval.analysis') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
