@@ -19,6 +19,8 @@ import numpy as np
 
 from ctxbench.core.digests import blake3_file
 from ctxbench.protocols.public_eval import Settings, analyze, pair_rows, read_rows
+from ctxbench.protocols.public_eval.model import Inputs
+from ctxbench.protocols.public_eval.model_parts import InputFile
 
 
 def write_rows(folder: Path, rows: int, seed: int = 1) -> tuple[Path, Path]:
@@ -62,10 +64,11 @@ def main() -> None:
         t1 = time.perf_counter()
         cells = pair_rows(*tables)
         t2 = time.perf_counter()
-        inputs = {side: {"file": p.name, "blake3": d, "rows": t.rows}
-                  for side, p, d, t in zip(("baseline", "treatment"), (base, treat), digests,
-                                           tables, strict=True)}
-        report = analyze(cells, Settings(bootstrap_samples=args.resamples), inputs=inputs)
+        inputs = Inputs(*(InputFile(file=p.name, blake3=d, rows=t.rows,
+                                    read_and_ignored=tuple(t.ignored_fields))
+                          for p, d, t in zip((base, treat), digests, tables, strict=True)))
+        report = analyze(cells, Settings(bootstrap_samples=args.resamples),
+                         inputs=inputs).to_json()
         t3 = time.perf_counter()
         c3 = time.process_time()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

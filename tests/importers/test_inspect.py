@@ -82,7 +82,7 @@ def test_end_to_end_into_both_reports(logs: tuple[Path, Path], tmp_path: Path,
             assert isinstance(row["latency_ms"], int)
         assert any(r["cached_input_tokens"] > 0 for r in rows.values())
 
-    report = compare_files(base_rows, treat_rows)
+    report = compare_files(base_rows, treat_rows).to_json()
     assert report["tasks"] == ITEMS and report["cells"] == 2 * ITEMS
     assert report["baseline"]["resolved"] == 12 and report["treatment"]["resolved"] == 10
     assert report["baseline"]["tokens"] == sum(r["tokens"] for r in _rows(base_rows))

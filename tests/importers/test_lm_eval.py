@@ -47,7 +47,7 @@ def test_rows_and_trials(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert [r["resolved"] for r in _lines(rows[1])] == [True, True, False, True, True, False]
     usage = read_usage(USAGE[0], id_field="doc_id")
     assert [r["tokens"] for r in base] == [usage[(str(n), 0)].usage.total for n in range(6)]
-    report = compare_files(*rows)
+    report = compare_files(*rows).to_json()
     assert (report["baseline"]["resolved"], report["treatment"]["resolved"]) == (5, 4)
 
     records = _lines(trials)

@@ -43,7 +43,7 @@ def test_reports_import_and_compare(tmp_path: Path, capsys: pytest.CaptureFixtur
         assert row["input_tokens"] == u.usage.uncached_input + u.usage.cache_write
         assert row["cached_input_tokens"] == u.usage.cached_input
         assert row["usd"] == u.usd and row["tool_calls"] == u.tool_calls
-    compared = compare_files(*rows)
+    compared = compare_files(*rows).to_json()
     assert compared["baseline"]["resolved"] == 4 and compared["treatment"]["resolved"] == 4
     base_total = sum(u.usage.total for u in usage.values())
     treat_total = sum(u.usage.total for u in read_usage(USAGE[1]).values())

@@ -84,18 +84,23 @@ def test_public_eval_page_shows_delta_interval_margin_and_savings(tmp_path: Path
     assert f"Regressions (baseline resolved, treatment not) {q['regressions']}" in \
         " ".join(text.split())
     assert "Status: supported" in " ".join(text.split())
+    from ctxbench.core.node import Node
+    from ctxbench.protocols.public_eval import PublicEvalReport
     from ctxbench.render.public_eval import claim_sentence
 
-    assert claim_sentence(report) in text  # the same claim sentence as the Markdown's
+    model = PublicEvalReport.from_json(Node(str(PE), "", report))
+    assert claim_sentence(model) in text  # the same claim sentence as the Markdown's
 
 
-def test_public_eval_savings_rows_follow_the_report(tmp_path: Path) -> None:
-    """A savings entry the page has never seen (net, gross) becomes a row by itself."""
+def test_public_eval_unknown_savings_member_is_a_located_error(tmp_path: Path) -> None:
+    """The schema closes ``savings``: a member it does not declare is named, not shown."""
     report = load(PE)
-    report["savings"]["tokens_net"] = {**report["savings"]["tokens"], "percent_saved": 12.3456,
-                                       "ci": [1.25, 20.5]}
-    text = text_of(render_doc(tmp_path, report))
-    assert "tokens net" in text and "12.3%" in text and "1.2 to 20.5" in text
+    report["savings"]["tokens_net"] = {**report["savings"]["tokens"], "percent_saved": 12.3456}
+    with pytest.raises(PointerError) as info:
+        render_doc(tmp_path, report)
+    assert str(info.value) == (f"{tmp_path / 'report.json'}: /savings: expected only the "
+                               "members ctxbench.public-eval-report.v1 defines here, got an "
+                               'unknown member "tokens_net"')
 
 
 def test_public_eval_page_labels_net_headline_gross_false_stops_and_design_effect(

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from ctxbench.core.atomic import report_json_bytes
-from ctxbench.protocols.public_eval import Settings, compare_files
-from ctxbench.render.public_eval import claim_sentence, render_markdown
+from ctxbench.core.node import Node
+from ctxbench.protocols.public_eval import PublicEvalReport, Settings, compare_files
+from ctxbench.render import public_eval as md
 from ctxbench.schemas import validator
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -25,6 +26,15 @@ CASES = {
     "public-eval-repeated": Settings(treatment_name="governor", quality_margin_pp=2.0),
     "public-eval-within-margin": Settings(treatment_name="compressor"),
 }
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The Markdown of a report document, read through the model as a report file is."""
+    return md.render_markdown(PublicEvalReport.from_json(Node("report.json", "", doc)))
+
+
+def claim_sentence(doc: dict[str, Any]) -> str:
+    return md.claim_sentence(PublicEvalReport.from_json(Node("report.json", "", doc)))
 
 
 def _check_golden(path: Path, data: bytes) -> None:
@@ -37,10 +47,13 @@ def _check_golden(path: Path, data: bytes) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_golden_reports(case: str) -> None:
     folder = GOLDEN / case
-    report = compare_files(folder / "baseline.jsonl", folder / "treatment.jsonl", CASES[case])
+    model = compare_files(folder / "baseline.jsonl", folder / "treatment.jsonl", CASES[case])
+    report = model.to_json()
     assert list(validator("ctxbench.public-eval-report.v1").iter_errors(report)) == []
     _check_golden(folder / "report.json", report_json_bytes(report))
-    _check_golden(folder / "report.md", render_markdown(report).encode("utf-8"))
+    _check_golden(folder / "report.md", md.render_markdown(model).encode("utf-8"))
+    # the Markdown of the fresh model and of its JSON read back are the same bytes
+    assert md.render_markdown(model) == render_markdown(report)
 
 
 def test_golden_statuses() -> None:
@@ -56,7 +69,7 @@ def test_golden_statuses() -> None:
 def _example() -> dict[str, Any]:
     report = compare_files(GOLDEN / "public-eval-basic" / "baseline.jsonl",
                            GOLDEN / "public-eval-basic" / "treatment.jsonl",
-                           Settings(quality_margin_pp=5.0))
+                           Settings(quality_margin_pp=5.0)).to_json()
     report["savings"]["tokens"].update(percent_saved=38.4, ci=[31.0, 45.2])
     report["quality"].update(resolved_delta_pp=-0.4, gate_ci_pp=[-2.1, 1.3], margin_pp=1.0,
                              non_inferior=True)
@@ -103,7 +116,7 @@ def test_markdown_shows_unknown_usd_and_warnings() -> None:
 def test_net_and_gross_rows_are_labeled() -> None:
     folder = GOLDEN / "public-eval-repeated"
     report = compare_files(folder / "baseline.jsonl", folder / "treatment.jsonl",
-                           CASES["public-eval-repeated"])
+                           CASES["public-eval-repeated"]).to_json()
     text = render_markdown(report)
     net, gross = report["savings"]["tokens"], report["savings"]["gross_tokens"]
     assert net["basis"] == "net" and gross["basis"] == "agent"
@@ -116,7 +129,7 @@ def test_net_and_gross_rows_are_labeled() -> None:
 def test_regressions_and_recoveries_are_listed_by_instance() -> None:
     folder = GOLDEN / "public-eval-repeated"
     report = compare_files(folder / "baseline.jsonl", folder / "treatment.jsonl",
-                           CASES["public-eval-repeated"])
+                           CASES["public-eval-repeated"]).to_json()
     text = render_markdown(report)
     assert ("- Regressions (baseline resolved, treatment not), all 11 cells listed: "
             "`task-00` (runs 0, 1, 2), `task-01` (run 2), ") in text

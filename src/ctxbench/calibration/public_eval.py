@@ -32,6 +32,7 @@ import numpy as np
 from ctxbench.calibration.core import Scenario
 from ctxbench.core.jsonl import JsonLine
 from ctxbench.protocols.public_eval.analysis import analyze
+from ctxbench.protocols.public_eval.model import PublicEvalReport, Saving
 from ctxbench.protocols.public_eval.pairing import pair_rows
 from ctxbench.protocols.public_eval.rows import rows_from_lines
 from ctxbench.protocols.public_eval.settings import MIN_RESAMPLES, Settings
@@ -45,7 +46,7 @@ _SAVINGS = "public_eval.token_savings"
 
 
 def _report(base: list[dict[str, Any]], treat: list[dict[str, Any]],
-            rng: np.random.Generator) -> dict[str, Any]:
+            rng: np.random.Generator) -> PublicEvalReport:
     tables = [rows_from_lines([JsonLine(name, i + 1, row) for i, row in enumerate(rows)],
                               path=name) for name, rows in (("b", base), ("t", treat))]
     settings = Settings(quality_margin_pp=MARGIN_PP, bootstrap_samples=MIN_RESAMPLES,
@@ -74,7 +75,7 @@ def _quality_study(n: int, regress: float, recover: float, runs: int,
             base.append({"instance_id": f"i{i}", "run": run, "resolved": rb, "tokens": 1000})
             treat.append({"instance_id": f"i{i}", "run": run, "resolved": rt,
                           "tokens": 600 + run})
-    return bool(_report(base, treat, rng)["quality"]["non_inferior"])
+    return _report(base, treat, rng).quality.non_inferior
 
 
 def quality_scenario(n: int, differ_pct: float, *, at_margin: bool,
@@ -95,7 +96,7 @@ def quality_scenario(n: int, differ_pct: float, *, at_margin: bool,
 
 
 def _savings_study(n: int, factor_mean: float, rng: np.random.Generator,
-                   event: Callable[[dict[str, Any]], bool]) -> bool:
+                   event: Callable[[Saving | None], bool]) -> bool:
     baseline = np.exp(rng.normal(11.0, 1.0, n))
     sigma = 0.3
     factor = np.exp(rng.normal(math.log(factor_mean) - sigma * sigma / 2.0, sigma, n))
@@ -104,17 +105,20 @@ def _savings_study(n: int, factor_mean: float, rng: np.random.Generator,
             for i in range(n)]
     treat = [{"instance_id": f"i{i}", "resolved": True, "tokens": int(np.rint(treatment[i]))}
              for i in range(n)]
-    return event(_report(base, treat, rng)["savings"]["tokens"])
+    # The events read the unrounded figures the gate itself reads.
+    return event(_report(base, treat, rng).savings.tokens)
+
+
+def _passes(entry: Saving | None) -> bool:
+    """The savings gate at a 0% minimum: the gate bound is defined and above 0."""
+    bound = None if entry is None else entry.gate_lower_bound
+    return bound is not None and bound > 0.0
 
 
 def savings_power_scenario(n: int, saving_pct: float) -> Scenario:
     """How often the savings gate passes when the true saving is ``saving_pct`` %."""
-    def passes(entry: dict[str, Any]) -> bool:
-        bound = entry["gate_lower_bound"]
-        return bound is not None and bound > 0.0
-
     def simulate(rng: np.random.Generator) -> bool:
-        return _savings_study(n, 1.0 - saving_pct / 100.0, rng, passes)
+        return _savings_study(n, 1.0 - saving_pct / 100.0, rng, _passes)
 
     return Scenario(gate=_SAVINGS, name=f"lognormal(sigma 1) tokens, true saving "
                     f"{saving_pct:g}%", n=n, kind="power", simulate=simulate, goal="report")
@@ -123,9 +127,10 @@ def savings_power_scenario(n: int, saving_pct: float) -> Scenario:
 def savings_scenario(n: int, *, coverage: bool) -> Scenario:
     """Coverage of a true 25% saving, or the savings gate's type I at a true 0%."""
     if coverage:
-        def covers(entry: dict[str, Any]) -> bool:
-            ci = entry["ci"]
-            return ci is not None and ci[0] <= 25.0 <= ci[1]
+        def covers(entry: Saving | None) -> bool:
+            ci = None if entry is None else entry.ci
+            return ci is not None and ci[0] is not None and ci[1] is not None \
+                and ci[0] <= 25.0 <= ci[1]
 
         def simulate(rng: np.random.Generator) -> bool:
             return _savings_study(n, 0.75, rng, covers)
@@ -133,12 +138,8 @@ def savings_scenario(n: int, *, coverage: bool) -> Scenario:
         return Scenario(gate=_SAVINGS, name="lognormal(sigma 1) tokens, true saving 25%",
                         n=n, kind="coverage", simulate=simulate, goal="94-96%")
 
-    def passes(entry: dict[str, Any]) -> bool:
-        bound = entry["gate_lower_bound"]
-        return bound is not None and bound > 0.0
-
     def simulate_zero(rng: np.random.Generator) -> bool:
-        return _savings_study(n, 1.0, rng, passes)
+        return _savings_study(n, 1.0, rng, _passes)
 
     return Scenario(gate=_SAVINGS, name="lognormal(sigma 1) tokens, true saving 0%", n=n,
                     kind="type_i", simulate=simulate_zero, goal="<= 2.5%")

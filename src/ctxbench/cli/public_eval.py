@@ -105,10 +105,11 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
                         max_false_stop_rate=max_false_stop_rate,
                         baseline_name=baseline_name, treatment_name=treatment_name)
     report = compare_files(files[0], files[1], settings)
-    data = report_json_bytes(report) if as_json else render_markdown(report).encode("utf-8")
+    data = (report_json_bytes(report.to_json()) if as_json
+            else render_markdown(report).encode("utf-8"))
     if output is None:
         click.echo(data.decode("utf-8"), nl=False)
     else:
         atomic_write_bytes(output, data)
-    if check and report["status"] != "supported":
-        ctx.exit(fail_check(f"status is {report['status']}: " + "; ".join(report["reasons"])))
+    if check and not report.supported:
+        ctx.exit(fail_check(f"status is {report.status}: " + "; ".join(report.reasons)))

@@ -23,8 +23,10 @@ def _body(report: dict[str, Any], where: str) -> str:
             from ctxbench.render.cef import render_markdown as cef
             return cef(CefReport.from_json(Node(where, "", report)))
         if version.startswith("ctxbench.public-eval-report."):
+            from ctxbench.core.node import Node
+            from ctxbench.protocols.public_eval.model import PublicEvalReport
             from ctxbench.render.public_eval import render_markdown as public_eval
-            return public_eval(report)
+            return public_eval(PublicEvalReport.from_json(Node(where, "", report)))
         if version.startswith("symgliph.eceb/report-"):
             from ctxbench.render.eceb import render_markdown as eceb
             return eceb(report)

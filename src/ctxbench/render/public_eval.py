@@ -1,11 +1,19 @@
-"""Render a ``ctxbench.public-eval-report.v1`` dict as Markdown (formatting only, no math)."""
+"""Render a public-eval report model as Markdown (formatting only, no math).
+
+The renderer reads :class:`~ctxbench.protocols.public_eval.model.PublicEvalReport` as
+written (:meth:`~ctxbench.protocols.public_eval.model.PublicEvalReport.as_written`), so
+the Markdown of a fresh analysis and of its ``report.json`` read back are the same bytes.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-__all__ = ["cell_groups", "claim_sentence", "render_markdown"]
+from ctxbench.protocols.public_eval.model import PerResolvedSaving, PublicEvalReport, Saving
+from ctxbench.protocols.public_eval.model_io import Bounds
+from ctxbench.protocols.public_eval.model_parts import Arm, ChangedCells, PerResolved
+
+__all__ = ["claim_sentence", "render_markdown"]
 
 _DASH = "\u2014"
 _EN_DASH = "\u2013"
@@ -26,11 +34,11 @@ _GOVERNANCE_LABELS = {
 }
 
 
-def _level(report: dict[str, Any]) -> str:
-    return f"{report['methodology']['confidence_level'] * 100:g}%"
+def _level(report: PublicEvalReport) -> str:
+    return f"{report.methodology.confidence_level * 100:g}%"
 
 
-def _range(ci: list[float | None] | None, digits: int = 1) -> str:
+def _range(ci: Bounds | None, digits: int = 1) -> str:
     """``31.0–45.2`` for non-negative bounds, ``-2.1 to 1.3`` otherwise."""
     if ci is None or ci[0] is None or ci[1] is None:
         return "undefined"
@@ -40,41 +48,43 @@ def _range(ci: list[float | None] | None, digits: int = 1) -> str:
     return f"{low} to {high}"
 
 
-def _saving(entry: dict[str, Any] | None, level: str, noun: str = "") -> str | None:
+def _saving(entry: Saving | PerResolvedSaving | None, level: str,
+            noun: str = "") -> str | None:
     """``31.0% fewer[ noun] (95% CI ...)``, or None when the saving is undefined."""
-    if entry is None or entry["percent_saved"] is None:
+    if entry is None or entry.percent_saved is None:
         return None
-    pct = entry["percent_saved"]
+    pct = entry.percent_saved
     noun = f" {noun}" if noun else ""
-    if "ci" in entry:
-        ci, kind = entry["ci"], "CI"
+    if isinstance(entry, Saving):
+        ci, kind = entry.ci, "CI"
     else:
-        ci, kind = entry["percentile_ci_not_gating"], "percentile CI, not gating"
+        ci, kind = entry.percentile_ci_not_gating, "percentile CI, not gating"
     if pct >= 0:
         return f"{pct:.1f}% fewer{noun} ({level} {kind} {_range(ci)})"
     return f"{-pct:.1f}% more{noun} ({level} {kind} of the saving {_range(ci)})"
 
 
-def _noun(entry: dict[str, Any] | None, noun: str) -> str:
-    if entry is not None and entry.get("basis") == "net":
+def _noun(entry: Saving | None, noun: str) -> str:
+    if entry is not None and entry.basis == "net":
         return f"{noun} net of governance overhead"
     return noun
 
 
-def claim_sentence(report: dict[str, Any]) -> str:
+def claim_sentence(report: PublicEvalReport) -> str:
     """The protocol's claim form: cost and quality together, with intervals and margin."""
+    report = report.as_written()
     level = _level(report)
-    quality = report["quality"]
-    if quality["shows_loss"]:
+    quality = report.quality
+    if quality.shows_loss:
         verdict = "a loss beyond the margin"
     else:
-        verdict = "non-inferior" if quality["non_inferior"] else "not shown non-inferior"
-    entry = report["savings"]["tokens"]
+        verdict = "non-inferior" if quality.non_inferior else "not shown non-inferior"
+    entry = report.savings.tokens
     tokens = _saving(entry, level, _noun(entry, "tokens")) or "token savings undefined"
     return (
         f"{tokens} with a "
-        f"{quality['resolved_delta_pp']:.1f} pp resolve-rate delta ({level} CI "
-        f"{_range(quality['gate_ci_pp'])}) under a preregistered {quality['margin_pp']:.1f} pp "
+        f"{quality.resolved_delta_pp:.1f} pp resolve-rate delta ({level} CI "
+        f"{_range(quality.gate_ci_pp)}) under a preregistered {quality.margin_pp:.1f} pp "
         f"margin: {verdict}."
     )
 
@@ -93,24 +103,31 @@ def _ms(value: float | None) -> str:
     return "not measured" if value is None else f"{value:,.0f} ms"
 
 
-def _with_ci(est: dict[str, Any] | None, fmt: str, level: str) -> str:
+def _with_ci(est: PerResolved | None, fmt: str, level: str) -> str:
     if est is None:
         return "undefined"
-    text = fmt.format(est["estimate"])
-    if est["ci"] is None:
+    text = fmt.format(est.estimate)
+    if est.ci is None:
         return text
-    low, high = (fmt.format(v) for v in est["ci"])
+    low, high = (fmt.format(v) for v in est.ci)
     return f"{text} ({level} CI {low} to {high})"
 
 
-def _change(entry: dict[str, Any] | None, level: str) -> str:
+def _change(entry: Saving | PerResolvedSaving | None, level: str) -> str:
     return _saving(entry, level) or _DASH
 
 
-def _rate(arm: dict[str, Any], cells: int, level: str) -> str:
-    rate = arm["resolve_rate"]
-    low, high = rate["ci"]
-    return (f"{arm['resolved']} / {cells} ({rate['estimate'] * 100:.1f}%, {level} CI "
+def _bound(value: float | None) -> float:
+    """A Wilson bound (always defined: the rate has at least one cell)."""
+    if value is None:
+        raise ValueError("expected a defined resolve-rate bound, got null")
+    return value
+
+
+def _rate(arm: Arm, cells: int, level: str) -> str:
+    rate = arm.resolve_rate
+    low, high = (_bound(v) for v in rate.ci)
+    return (f"{arm.resolved} / {cells} ({rate.estimate * 100:.1f}%, {level} CI "
             f"{low * 100:.1f}{_EN_DASH}{high * 100:.1f})")
 
 
@@ -118,49 +135,48 @@ _FORMATS = {"tokens": ("Tokens", _count), "usd": ("USD", _usd),
             "latency_ms": ("Latency", _ms), "tool_calls": ("Tool calls", _count)}
 
 
-def _metric_rows(report: dict[str, Any], level: str) -> list[tuple[str, str, str, str]]:
+def _metric_rows(report: PublicEvalReport, level: str) -> list[tuple[str, str, str, str]]:
     """Agent totals, then for metrics with overhead the net (headline) and gross rows."""
-    savings = report["savings"]
+    savings = dict(report.savings.series())
     rows = []
     for metric, (label, fmt) in _FORMATS.items():
         entry = savings[metric]
+        totals = (getattr(report.baseline, metric), getattr(report.treatment, metric))
         if f"gross_{metric}" not in savings:
-            rows.append((label, fmt(report["baseline"][metric]),
-                         fmt(report["treatment"][metric]), _change(entry, level)))
+            rows.append((label, fmt(totals[0]), fmt(totals[1]), _change(entry, level)))
             continue
         gross = savings[f"gross_{metric}"]
-        rows.append((f"{label}, agent only (gross)", fmt(report["baseline"][metric]),
-                     fmt(report["treatment"][metric]), _change(gross, level)))
-        net = [None if entry is None else entry[f"{side}_total"]
-               for side in ("baseline", "treatment")]
+        rows.append((f"{label}, agent only (gross)", fmt(totals[0]), fmt(totals[1]),
+                     _change(gross, level)))
+        net = (None, None) if entry is None else (entry.baseline_total, entry.treatment_total)
         rows.append((f"**{label}, net: agent + governance (headline)**", fmt(net[0]),
                      fmt(net[1]), _change(entry, level)))
     return rows
 
 
-def _table(report: dict[str, Any], level: str) -> list[str]:
-    base, treat, savings = report["baseline"], report["treatment"], report["savings"]
-    quality = report["quality"]
+def _table(report: PublicEvalReport, level: str) -> list[str]:
+    base, treat, savings = report.baseline, report.treatment, report.savings
+    quality = report.quality
     rows = [
-        ("Resolved", _rate(base, report["cells"], level), _rate(treat, report["cells"], level),
-         f"{quality['resolved_delta_pp']:+.1f} pp ({level} CI {_range(quality['gate_ci_pp'])})"),
+        ("Resolved", _rate(base, report.cells, level), _rate(treat, report.cells, level),
+         f"{quality.resolved_delta_pp:+.1f} pp ({level} CI {_range(quality.gate_ci_pp)})"),
         *_metric_rows(report, level),
-        ("Tokens per resolved task", _with_ci(base["tokens_per_resolved"], "{:,.1f}", level),
-         _with_ci(treat["tokens_per_resolved"], "{:,.1f}", level),
-         _change(savings["tokens_per_resolved"], level)),
-        ("USD per resolved task", _with_ci(base["usd_per_resolved"], "${:,.4f}", level),
-         _with_ci(treat["usd_per_resolved"], "${:,.4f}", level),
-         _change(savings["usd_per_resolved"], level)),
+        ("Tokens per resolved task", _with_ci(base.tokens_per_resolved, "{:,.1f}", level),
+         _with_ci(treat.tokens_per_resolved, "{:,.1f}", level),
+         _change(savings.tokens_per_resolved, level)),
+        ("USD per resolved task", _with_ci(base.usd_per_resolved, "${:,.4f}", level),
+         _with_ci(treat.usd_per_resolved, "${:,.4f}", level),
+         _change(savings.usd_per_resolved, level)),
     ]
     for group, labels in (("token_breakdown", _BREAKDOWN_LABELS),
                           ("governance", _GOVERNANCE_LABELS)):
-        if base[group] is None and treat[group] is None:
+        if getattr(base, group) is None and getattr(treat, group) is None:
             continue
         for key, label in labels.items():
-            values = [_DASH if arm[group] is None else _count(arm[group][key])
-                      for arm in (base, treat)]
+            values = [_DASH if getattr(arm, group) is None
+                      else _count(getattr(getattr(arm, group), key)) for arm in (base, treat)]
             rows.append((label, values[0], values[1], _DASH))
-    out = [f"| Metric | Baseline ({base['name']}) | Treatment ({treat['name']}) | Change |",
+    out = [f"| Metric | Baseline ({base.name}) | Treatment ({treat.name}) | Change |",
            "|---|---:|---:|---|"]
     out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     return out
@@ -173,19 +189,8 @@ def _code(text: str) -> str:
     return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
 
 
-def cell_groups(listed: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
-    """Listed cells grouped by instance, in the report's order: [(instance_id, runs)]."""
-    groups: list[tuple[str, list[int]]] = []
-    for cell in listed:
-        if groups and groups[-1][0] == cell["instance_id"]:
-            groups[-1][1].append(cell["run"])
-        else:
-            groups.append((cell["instance_id"], [cell["run"]]))
-    return groups
-
-
-def _cells(title: str, entry: dict[str, Any], single_runs: bool) -> list[str]:
-    total, listed = entry["total"], entry["listed"]
+def _cells(title: str, entry: ChangedCells, single_runs: bool) -> list[str]:
+    total, listed = entry.total, entry.listed
     if total == 0:
         return [f"- {title}: none"]
     unit = "instance" if single_runs else "cell"
@@ -193,75 +198,75 @@ def _cells(title: str, entry: dict[str, Any], single_runs: bool) -> list[str]:
              f"the first {len(listed):,} of {total:,} {unit}s in (instance_id, run) order")
     items = [_code(iid) if single_runs else
              f"{_code(iid)} (run{'s' if len(runs) > 1 else ''} "
-             f"{', '.join(str(r) for r in runs)})" for iid, runs in cell_groups(listed)]
+             f"{', '.join(str(r) for r in runs)})" for iid, runs in entry.groups()]
     return [f"- {title}, {shown}: {', '.join(items)}"]
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: PublicEvalReport) -> str:
     """The Markdown report: verdict, claim sentence, metric table, quality, warnings."""
+    report = report.as_written()
     level = _level(report)
-    quality = report["quality"]
-    base, treat = report["baseline"], report["treatment"]
-    runs = report["runs_per_task"]
-    run_text = (f"{runs['min']}" if runs["min"] == runs["max"]
-                else f"{runs['min']}{_EN_DASH}{runs['max']}")
+    quality = report.quality
+    base, treat = report.baseline, report.treatment
+    runs = report.runs_per_task
+    run_text = f"{runs.min}" if runs.min == runs.max else f"{runs.min}{_EN_DASH}{runs.max}"
     lines = [
-        f"# Public-eval comparison: {treat['name']} vs {base['name']}",
+        f"# Public-eval comparison: {treat.name} vs {base.name}",
         "",
-        f"**Status: {report['status']}**",
+        f"**Status: {report.status}**",
         "",
-        *[f"- {reason}" for reason in report["reasons"]],
+        *[f"- {reason}" for reason in report.reasons],
         "",
         f"> {claim_sentence(report)}",
         "",
-        f"{report['tasks']} instances, {report['cells']} paired cells "
+        f"{report.tasks} instances, {report.cells} paired cells "
         f"(runs per instance: {run_text}).",
         "",
     ]
-    for side in ("baseline", "treatment"):
-        source = report["inputs"].get(side)
+    for side, source in (("baseline", report.inputs.baseline),
+                         ("treatment", report.inputs.treatment)):
         if source is not None:
-            lines.append(f"- {side}: `{source['file']}` ({source['rows']} rows, "
-                         f"BLAKE3 `{source['blake3']}`)")
-    if report["inputs"]:
+            lines.append(f"- {side}: `{source.file}` ({source.rows} rows, "
+                         f"BLAKE3 `{source.blake3}`)")
+    if report.inputs.baseline is not None or report.inputs.treatment is not None:
         lines.append("")
     lines += _table(report, level)
-    extra = quality["not_gating"]
+    extra = quality.not_gating
     lines += ["", "## Quality", "",
-              f"- Regressions (baseline resolved, treatment not): {quality['regressions']}",
-              f"- Recoveries (treatment resolved, baseline not): {quality['recoveries']}",
-              f"- Exact McNemar test of regressions vs recoveries: p = {quality['mcnemar_p']:g}",
-              f"- Resolve-rate delta: {quality['resolved_delta_pp']:+.2f} pp; gating {level} "
-              f"interval ({quality['gate_method']}): {_range(quality['gate_ci_pp'], 2)} pp "
-              f"(non-inferior when the lower bound >= -{quality['margin_pp']:g} pp)"]
-    if quality["design_effect"] is not None:
+              f"- Regressions (baseline resolved, treatment not): {quality.regressions}",
+              f"- Recoveries (treatment resolved, baseline not): {quality.recoveries}",
+              f"- Exact McNemar test of regressions vs recoveries: p = {quality.mcnemar_p:g}",
+              f"- Resolve-rate delta: {quality.resolved_delta_pp:+.2f} pp; gating {level} "
+              f"interval ({quality.gate_method}): {_range(quality.gate_ci_pp, 2)} pp "
+              f"(non-inferior when the lower bound >= -{quality.margin_pp:g} pp)"]
+    if quality.design_effect is not None:
         lines.append(f"- Design effect of the instance clustering: "
-                     f"{quality['design_effect']:.3f}")
-    lines.append(f"- Not gating: {level} {extra['bootstrap_method']} "
-                 f"{_range(extra['bootstrap_ci_pp'], 2)} pp")
-    if extra["newcombe_hybrid_score_ci_pp"] is not None:
+                     f"{quality.design_effect:.3f}")
+    lines.append(f"- Not gating: {level} {extra.bootstrap_method} "
+                 f"{_range(extra.bootstrap_ci_pp, 2)} pp")
+    if extra.newcombe_hybrid_score_ci_pp is not None:
         lines.append(f"- Not gating: {level} Newcombe hybrid score interval "
-                     f"{_range(extra['newcombe_hybrid_score_ci_pp'], 2)} pp")
-    within = "yes" if extra["point_estimate_within_margin"] else "no"
-    lines += [f"- Non-inferior (interval gate): {'yes' if quality['non_inferior'] else 'no'}",
-              f"- Loss beyond the margin shown: {'yes' if quality['shows_loss'] else 'no'}",
+                     f"{_range(extra.newcombe_hybrid_score_ci_pp, 2)} pp")
+    within = "yes" if extra.point_estimate_within_margin else "no"
+    lines += [f"- Non-inferior (interval gate): {'yes' if quality.non_inferior else 'no'}",
+              f"- Loss beyond the margin shown: {'yes' if quality.shows_loss else 'no'}",
               f"- Point estimate within the margin (older criterion, for comparison only, "
               f"not used for the status): {within}"]
-    single = report["runs_per_task"]["max"] == 1
+    single = report.single_runs
     lines += ["", "### Regressions and recoveries by instance", "",
               *_cells("Regressions (baseline resolved, treatment not)",
-                      quality["regressed_cells"], single),
+                      quality.regressed_cells, single),
               *_cells("Recoveries (treatment resolved, baseline not)",
-                      quality["recovered_cells"], single)]
-    stops = report["false_stops"]
+                      quality.recovered_cells, single)]
+    stops = report.false_stops
     if stops is not None:
         lines += ["", "## False stops", "",
-                  f"- {stops['false_stops']} of {stops['reviewed_stops']} reviewed stops "
-                  f"judged false: {stops['rate'] * 100:.1f}% ({level} {stops['ci_method']} "
-                  f"{stops['ci'][0] * 100:.1f}{_EN_DASH}{stops['ci'][1] * 100:.1f}%); maximum "
-                  f"{stops['max_rate'] * 100:g}%: "
-                  f"{'exceeded' if stops['exceeds_max'] else 'within'}"]
-    half_alpha = (1 - report["methodology"]["confidence_level"]) / 2 * 100
+                  f"- {stops.false_stops} of {stops.reviewed_stops} reviewed stops "
+                  f"judged false: {stops.rate * 100:.1f}% ({level} {stops.ci_method} "
+                  f"{stops.ci[0] * 100:.1f}{_EN_DASH}{stops.ci[1] * 100:.1f}%); maximum "
+                  f"{stops.max_rate * 100:g}%: "
+                  f"{'exceeded' if stops.exceeds_max else 'within'}"]
+    half_alpha = (1 - report.methodology.confidence_level) / 2 * 100
     gate_level = f"{100 - half_alpha:g}%"
     lines += ["", "## Savings intervals", "",
               f"Gating: the gate bound of the headline token savings (net of governance "
@@ -273,19 +278,19 @@ def render_markdown(report: dict[str, Any]) -> str:
               f"| Saving | Basis | Percent saved | Studentized {level} CI | Gate bound "
               "(one-sided; gates tokens) | Percentile CI (not gating) |",
               "|---|---|---:|---|---:|---|"]
-    for key, entry in report["savings"].items():
-        if entry is None or "ci" not in entry:
+    for key, entry in report.savings.series():
+        if entry is None:
             continue
-        basis = "net (agent + governance)" if entry["basis"] == "net" else "agent only"
-        saved, bound = entry["percent_saved"], entry["gate_lower_bound"]
+        basis = "net (agent + governance)" if entry.basis == "net" else "agent only"
+        saved, bound = entry.percent_saved, entry.gate_lower_bound
         shown = "n/a" if saved is None else f"{saved:.2f}%"
         lines.append(f"| {key} | {basis} | {shown} | "
-                     f"{_range(entry['ci'], 2)} | "
+                     f"{_range(entry.ci, 2)} | "
                      f"{'undefined' if bound is None else f'{bound:.2f}%'} | "
-                     f"{_range(entry['percentile_ci_not_gating'], 2)} |")
-    if report["warnings"]:
-        lines += ["", "## Warnings", "", *[f"- {w}" for w in report["warnings"]]]
+                     f"{_range(entry.percentile_ci_not_gating, 2)} |")
+    if report.warnings:
+        lines += ["", "## Warnings", "", *[f"- {w}" for w in report.warnings]]
     lines += ["", "## Methodology", ""]
     lines += [f"- {key.replace('_', ' ')}: {value}"
-              for key, value in report["methodology"].items()]
+              for key, value in report.methodology.to_json().items()]
     return "\n".join(lines) + "\n"

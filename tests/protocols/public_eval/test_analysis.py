@@ -14,7 +14,14 @@ from scipy import stats as sps
 from ctxbench.core.atomic import report_json_bytes
 from ctxbench.core.errors import InputError
 from ctxbench.core.jsonl import JsonLine
-from ctxbench.protocols.public_eval import Settings, analyze, pair_rows, rows_from_lines
+from ctxbench.core.node import Node
+from ctxbench.protocols.public_eval import (
+    PublicEvalReport,
+    Settings,
+    analyze,
+    pair_rows,
+    rows_from_lines,
+)
 from ctxbench.schemas import validator
 
 SCHEMA = "ctxbench.public-eval-report.v1"
@@ -24,9 +31,11 @@ def _report(base: list[dict[str, Any]], treat: list[dict[str, Any]],
             **settings: Any) -> dict[str, Any]:
     tables = [rows_from_lines([JsonLine(name, i + 1, r) for i, r in enumerate(rows)], path=name)
               for name, rows in (("b.jsonl", base), ("t.jsonl", treat))]
-    report = analyze(pair_rows(*tables), Settings(**settings))
+    report = analyze(pair_rows(*tables), Settings(**settings)).to_json()
     errors = sorted(str(e.message) for e in validator(SCHEMA).iter_errors(report))
     assert errors == []
+    # every report read back through the model writes the same document
+    assert PublicEvalReport.from_json(Node("report.json", "", report)).to_json() == report
     return report
 
 

@@ -53,7 +53,7 @@ def test_converts_trials_into_two_loadable_row_files(tmp_path: Path) -> None:
     assert treat[1]["tokens"] == 0 and treat[1]["resolved"] is False
     assert treat[3]["usd_measured"] is False
     assert read_rows(base_path).rows == 4
-    report = compare_files(base_path, treat_path)
+    report = compare_files(base_path, treat_path).to_json()
     assert report["cells"] == 4 and report["tasks"] == 2
     assert report["treatment"]["usd"] is None
 

@@ -30,10 +30,11 @@ def test_delta_interval_covers_the_true_difference_with_repeated_runs() -> None:
                                   path=p) for p, rows in (("b", base), ("t", treat))]
         report = analyze(pair_rows(*tables), Settings(bootstrap_samples=1000,
                                                      seed=int(rng.integers(1 << 30))))
-        low, high = report["quality"]["gate_ci_pp"]
+        low, high = report.quality.gate_ci_pp
         hits += low <= -3.0 <= high
-        low, high = report["quality"]["not_gating"]["bootstrap_ci_pp"]
-        boot_hits += low <= -3.0 <= high
+        boot = report.quality.not_gating.bootstrap_ci_pp
+        assert boot is not None and boot[0] is not None and boot[1] is not None
+        boot_hits += boot[0] <= -3.0 <= boot[1]
     assert 0.93 <= hits / sims <= 0.98
     # The percentile bootstrap with 60 clusters undercovers slightly; it must stay close.
     assert 0.90 <= boot_hits / sims <= 0.98

@@ -29,7 +29,7 @@ def _report(base: list[dict[str, Any]], treat: list[dict[str, Any]],
             **settings: Any) -> dict[str, Any]:
     tables = [rows_from_lines([JsonLine(name, i + 1, r) for i, r in enumerate(rows)], path=name)
               for name, rows in (("b.jsonl", base), ("t.jsonl", treat))]
-    report = analyze(pair_rows(*tables), Settings(**settings))
+    report = analyze(pair_rows(*tables), Settings(**settings)).to_json()
     assert list(validator("ctxbench.public-eval-report.v1").iter_errors(report)) == []
     return report
 
@@ -51,7 +51,7 @@ def _arms(n: int, base: dict[str, Any], treat: dict[str, Any],
 
 def test_published_smoke_rows_read_unchanged_and_match_marginal_figures() -> None:
     report = compare_files(SMOKE / "baseline_verified.ndjson",
-                           SMOKE / "marginal_verified.ndjson")
+                           SMOKE / "marginal_verified.ndjson").to_json()
     for side in ("baseline", "treatment"):
         assert report["inputs"][side]["read_and_ignored"] == ["applied_denies"]
         assert report["inputs"][side]["rows"] == 3

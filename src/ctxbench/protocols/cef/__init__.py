@@ -1,21 +1,37 @@
 """The Context Efficiency Frontier (CEF) protocol: trial records, preregistration, analysis.
 
     from ctxbench.protocols.cef import analyze_files
-    report = analyze_files(["trials.jsonl"], prereg_path="prereg.toml")
+    report = analyze_files(["trials.jsonl"], prereg_path="prereg.toml")   # a CefReport
+    report.aggregate, report.to_json()
+    CefReport.from_json(Node("report.json", "", document))                 # read one back
+
+Names are imported from their modules on first use, so reading and rendering a report
+(:mod:`ctxbench.protocols.cef.model`) does not import the analysis and numpy.
 """
 
-from ctxbench.protocols.cef.analysis import analyze
-from ctxbench.protocols.cef.api import analyze_files, load_settings, read_table, write_report
-from ctxbench.protocols.cef.prereg import (
-    Preregistration,
-    default_preregistration,
-    load_preregistration,
-)
-from ctxbench.protocols.cef.records import Trial, read_trials, validate_trials
-from ctxbench.protocols.cef.report import REPORT_SCHEMA
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxbench.protocols.cef.analysis import analyze
+    from ctxbench.protocols.cef.api import (
+        analyze_files,
+        load_settings,
+        read_table,
+        write_report,
+    )
+    from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.cef.prereg import (
+        Preregistration,
+        default_preregistration,
+        load_preregistration,
+    )
+    from ctxbench.protocols.cef.records import Trial, read_trials, validate_trials
+    from ctxbench.protocols.cef.report import REPORT_SCHEMA
 
 __all__ = [
     "REPORT_SCHEMA",
+    "CefReport",
     "Preregistration",
     "Trial",
     "analyze",
@@ -28,3 +44,32 @@ __all__ = [
     "validate_trials",
     "write_report",
 ]
+
+_WHERE = {
+    "REPORT_SCHEMA": "report",
+    "CefReport": "model",
+    "Preregistration": "prereg",
+    "Trial": "records",
+    "analyze": "analysis",
+    "analyze_files": "api",
+    "default_preregistration": "prereg",
+    "load_preregistration": "prereg",
+    "load_settings": "api",
+    "read_table": "api",
+    "read_trials": "records",
+    "validate_trials": "records",
+    "write_report": "api",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

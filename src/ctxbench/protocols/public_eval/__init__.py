@@ -2,19 +2,35 @@
 
     table = read_rows("baseline.jsonl")            # rows -> columns, located errors
     cells = pair_rows(baseline_table, treatment_table)
-    report = analyze(cells, Settings(quality_margin_pp=1.0))
+    report = analyze(cells, Settings(quality_margin_pp=1.0))   # a PublicEvalReport
     report = compare_files("baseline.jsonl", "treatment.jsonl", Settings())
+    report.status, report.savings.tokens, report.to_json()
+    PublicEvalReport.from_json(Node("report.json", "", document))   # read one back
+
+Names are imported from their modules on first use, so reading and rendering a report
+(:mod:`ctxbench.protocols.public_eval.model`) does not import the analysis and numpy.
 """
 
-from ctxbench.protocols.public_eval.analysis import analyze
-from ctxbench.protocols.public_eval.api import compare_files
-from ctxbench.protocols.public_eval.pairing import PairedCells, pair_rows
-from ctxbench.protocols.public_eval.rows import RowTable, check_row, read_rows, rows_from_lines
-from ctxbench.protocols.public_eval.settings import SCHEMA_VERSION, Settings
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxbench.protocols.public_eval.analysis import analyze
+    from ctxbench.protocols.public_eval.api import compare_files
+    from ctxbench.protocols.public_eval.model import PublicEvalReport
+    from ctxbench.protocols.public_eval.pairing import PairedCells, pair_rows
+    from ctxbench.protocols.public_eval.rows import (
+        RowTable,
+        check_row,
+        read_rows,
+        rows_from_lines,
+    )
+    from ctxbench.protocols.public_eval.settings import SCHEMA_VERSION, Settings
 
 __all__ = [
     "SCHEMA_VERSION",
     "PairedCells",
+    "PublicEvalReport",
     "RowTable",
     "Settings",
     "analyze",
@@ -24,3 +40,30 @@ __all__ = [
     "read_rows",
     "rows_from_lines",
 ]
+
+_WHERE = {
+    "SCHEMA_VERSION": "settings",
+    "PairedCells": "pairing",
+    "PublicEvalReport": "model",
+    "RowTable": "rows",
+    "Settings": "settings",
+    "analyze": "analysis",
+    "check_row": "rows",
+    "compare_files": "api",
+    "pair_rows": "pairing",
+    "read_rows": "rows",
+    "rows_from_lines": "rows",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

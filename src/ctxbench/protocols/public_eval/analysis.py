@@ -1,4 +1,4 @@
-"""Compare paired baseline and treatment cells: the ``ctxbench.public-eval-report.v1`` dict.
+"""Compare paired baseline and treatment cells: the typed public-eval report model.
 
 One paired bootstrap, clustered by instance, gives every resampled statistic at once:
 each instance (all its runs together) is one resampling unit holding its sums per arm,
@@ -10,23 +10,44 @@ quality is gated on a score interval (:mod:`ctxbench.protocols.public_eval.quali
 When rows carry the intervention's own overhead (``governance_tokens``,
 ``governance_usd``, ``governance_latency_ms``), the headline savings, their intervals
 and the status use net totals (agent + overhead) and the agent-only (gross) figures are
-reported beside them. Totals of integer fields are exact Python ints. Pure: no I/O.
+reported beside them. Totals of integer fields are exact Python ints. The numbers are
+computed first; the :class:`~ctxbench.protocols.public_eval.model.PublicEvalReport` is
+then built from them at full precision (rounding happens in its ``to_json``), with the
+status decided by :func:`~ctxbench.protocols.public_eval.verdict.status_and_reasons`.
+Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ctxbench.core.errors import InputError
 from ctxbench.core.rng import derive_rng
+from ctxbench.protocols.public_eval.model import (
+    Inputs,
+    PerResolvedSaving,
+    PublicEvalReport,
+    Saving,
+    Savings,
+)
+from ctxbench.protocols.public_eval.model_io import Basis, Bounds
+from ctxbench.protocols.public_eval.model_parts import (
+    Arm as ArmReport,
+)
+from ctxbench.protocols.public_eval.model_parts import (
+    Governance,
+    PerResolved,
+    ResolveRate,
+    RunsPerTask,
+    TokenBreakdown,
+)
 from ctxbench.protocols.public_eval.pairing import Arm, PairedCells
 from ctxbench.protocols.public_eval.quality import quality_section
 from ctxbench.protocols.public_eval.rows import BREAKDOWN_FIELDS, GOVERNANCE_FIELDS
-from ctxbench.protocols.public_eval.settings import RANDOM_STREAM, SCHEMA_VERSION, Settings
+from ctxbench.protocols.public_eval.settings import RANDOM_STREAM, Settings
 from ctxbench.protocols.public_eval.verdict import (
     false_stop_section,
     methodology,
@@ -38,6 +59,7 @@ from ctxbench.stats.bootstrap import BootstrapEstimate
 from ctxbench.stats.proportions import wilson_interval
 from ctxbench.stats.ratio_savings import (
     PARTS,
+    StudentizedSavings,
     log_ratio_parts,
     percentile_estimate,
     resampled_totals,
@@ -53,15 +75,8 @@ OVERHEAD = {"tokens": "governance_tokens", "usd": "governance_usd",
 """Each metric's intervention overhead field: net = agent + overhead."""
 _INTEGER_METRICS = frozenset({"tokens", "tool_calls", "repeated_calls", "governance_tokens",
                               "reviewed_stops", "false_stops", *BREAKDOWN_FIELDS})
-_DECIMALS = {"usd": 6, "governance_usd": 6, "latency_ms": 3, "governance_latency_ms": 3}
 _INT64_MAX = 2**63 - 1
 FloatArray = NDArray[np.float64]
-
-
-def _round(value: float | None, places: int) -> float | None:
-    if value is None or not np.isfinite(value):
-        return None
-    return round(float(value), places) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _column(arm: Arm, name: str) -> FloatArray:
@@ -82,7 +97,7 @@ def _exact_total(name: str, column: FloatArray, path: str) -> float | int | None
     if not np.isfinite(total):
         raise InputError(f"{path}: {name}: expected totals within float range, got an "
                          "overflow")
-    return _round(total, _DECIMALS.get(name, 6))
+    return total
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,17 +174,11 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
     return np.where(ok, num / np.where(ok, den, 1.0), np.nan)
 
 
-def _ci(est: BootstrapEstimate, places: int = 4) -> list[float | None] | None:
-    if est.low is None or est.high is None:
-        return None
-    return [_round(est.low, places), _round(est.high, places)]
-
-
 def analyze(cells: PairedCells, settings: Settings, *,
-            inputs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Build the ``ctxbench.public-eval-report.v1`` report for matched cells.
+            inputs: Inputs | None = None) -> PublicEvalReport:
+    """Build the ``ctxbench.public-eval-report.v1`` report model for matched cells.
 
-    ``inputs`` (file names, digests, row counts, fields read and ignored) is copied into
+    ``inputs`` (file names, digests, row counts, fields read and ignored) is carried into
     the report as given. The same cells and settings always give the same report.
     """
     base, treat = cells.baseline, cells.treatment
@@ -201,109 +210,156 @@ def analyze(cells: PairedCells, settings: Settings, *,
     single_runs = bool(np.all(counts == 1))
     quality = quality_section(cells, settings, estimates[0], single_runs)
 
-    savings: dict[str, Any] = {}
-    for i, s in enumerate(measured):
-        pct, stud = estimates[1 + i], gated[i]
-        savings[s.key] = {
-            "basis": s.basis,
-            "baseline_total": _exact_total(s.metric, s.base, base.path),
-            "treatment_total": _exact_total(s.metric, s.treat, treat.path),
-            "percent_saved": _round(pct.estimate, 4),
-            "ci": None if stud.low is None else [_round(stud.low, 4), _round(stud.high, 4)],
-            "gate_lower_bound": _round(stud.gate_low, 4),
-            "percentile_ci_not_gating": _ci(pct),
-            "undefined_resamples": stud.undefined_resamples,
-        }
-    for s in all_series:
-        savings.setdefault(s.key, None)
-    rest = estimates[1 + len(measured) :]
-    trios = {m: rest[3 * j : 3 * j + 3]
-             for j, m in enumerate(m for m in PER_RESOLVED if m in keys)}
-    arms = {}
-    for side, arm, name in ((0, base, settings.baseline_name),
-                            (1, treat, settings.treatment_name)):
-        arms[side] = _arm_report(arm, name, settings.confidence_level, trios, side, basis)
-    for metric in PER_RESOLVED:
-        trio = trios.get(metric)
-        key = f"{metric}_per_resolved"
-        if trio is None or not np.isfinite(trio[2].estimate):
-            savings[key] = None
-            continue
-        savings[key] = {
-            "basis": basis[metric],
-            "baseline": arms[0][key]["estimate"],
-            "treatment": arms[1][key]["estimate"],
-            "percent_saved": _round(trio[2].estimate, 4),
-            "percentile_ci_not_gating": _ci(trio[2]),
-            "undefined_resamples": trio[2].undefined_resamples,
-        }
-    # The gate reads the unrounded lower bound, never the rounded one in the report.
-    token_low = gated[keys.index("tokens")].gate_low if "tokens" in keys else None
+    trios = _trios(measured, estimates)
+    savings = _savings(measured, all_series, basis, estimates, gated, trios, base, treat)
+    arms = (_arm_report(base, settings.baseline_name, level, trios, basis, 0),
+            _arm_report(treat, settings.treatment_name, level, trios, basis, 1))
     false_stops = false_stop_section(treat, settings)
     warnings = sample_warnings(cells.tasks, settings, single_runs)
     warnings += metric_warnings(cells, settings)
-    for key, entry in savings.items():
-        if entry is not None and entry["undefined_resamples"]:
-            warnings.append(
-                f"{key}: {entry['undefined_resamples']} of {settings.bootstrap_samples} "
-                "resamples were undefined (a zero total or no spread); the interval uses "
-                "the others")
+    warnings += _undefined_warnings(savings, settings.bootstrap_samples)
     status, reasons = status_and_reasons(
-        tasks=cells.tasks, resolved=(int(base.resolved.sum()), int(treat.resolved.sum())),
-        quality=quality, token_savings=savings["tokens"], token_low=token_low,
-        false_stops=false_stops, settings=settings)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "inputs": inputs if inputs is not None else {},
-        "tasks": cells.tasks,
-        "cells": cells.cells,
-        "runs_per_task": {"min": int(counts.min()), "max": int(counts.max())},
-        "baseline": arms[0],
-        "treatment": arms[1],
-        "quality": quality,
-        "false_stops": false_stops,
-        "savings": savings,
-        "status": status,
-        "reasons": reasons,
-        "warnings": warnings,
-        "methodology": methodology(settings, single_runs, basis),
-    }
+        tasks=cells.tasks, resolved=(arms[0].resolved, arms[1].resolved), quality=quality,
+        token_savings=savings.tokens, false_stops=false_stops, settings=settings)
+    return PublicEvalReport(
+        inputs=inputs if inputs is not None else Inputs(), tasks=cells.tasks,
+        cells=cells.cells,
+        runs_per_task=RunsPerTask(min=int(counts.min()), max=int(counts.max())),
+        baseline=arms[0], treatment=arms[1], quality=quality, false_stops=false_stops,
+        savings=savings, status=status, reasons=tuple(reasons), warnings=tuple(warnings),
+        methodology=methodology(settings, single_runs, basis))
+
+
+def _defined(value: float | None) -> float | None:
+    """A statistic as the model holds it: a float, or None when undefined (never NaN)."""
+    if value is None or not np.isfinite(value):
+        return None
+    return float(value)
+
+
+def _bounds(low: float | None, high: float | None) -> Bounds | None:
+    """An interval as the model holds it; None when either end is missing."""
+    if low is None or high is None:
+        return None
+    return _defined(low), _defined(high)
+
+
+def _ci(est: BootstrapEstimate) -> Bounds | None:
+    return _bounds(est.low, est.high)
+
+
+def _trios(measured: tuple[_Series, ...], estimates: tuple[BootstrapEstimate, ...],
+           ) -> dict[str, tuple[BootstrapEstimate, ...]]:
+    """Per-resolved estimates (baseline, treatment, percent saved) by metric."""
+    keys = [s.key for s in measured]
+    rest = estimates[1 + len(measured):]
+    return {m: rest[3 * j: 3 * j + 3]
+            for j, m in enumerate(m for m in PER_RESOLVED if m in keys)}
+
+
+def _savings(measured: tuple[_Series, ...], all_series: list[_Series], basis: dict[str, str],
+             estimates: tuple[BootstrapEstimate, ...], gated: list[StudentizedSavings],
+             trios: dict[str, tuple[BootstrapEstimate, ...]], base: Arm, treat: Arm,
+             ) -> Savings:
+    """The savings section from the computed estimates (no statistics computed here)."""
+    entries: dict[str, Saving | None] = {s.key: None for s in all_series}
+    for i, s in enumerate(measured):
+        pct, stud = estimates[1 + i], gated[i]
+        entries[s.key] = Saving(
+            basis=_basis(s.basis),
+            baseline_total=_exact_total(s.metric, s.base, base.path),
+            treatment_total=_exact_total(s.metric, s.treat, treat.path),
+            percent_saved=_defined(pct.estimate), ci=_bounds(stud.low, stud.high),
+            gate_lower_bound=_defined(stud.gate_low), percentile_ci_not_gating=_ci(pct),
+            undefined_resamples=stud.undefined_resamples)
+    ratios: dict[str, PerResolvedSaving | None] = {}
+    for metric in PER_RESOLVED:
+        trio = trios.get(metric)
+        if trio is None or not np.isfinite(trio[2].estimate):
+            ratios[metric] = None
+            continue
+        ratios[metric] = PerResolvedSaving(
+            basis=_basis(basis[metric]), baseline=float(trio[0].estimate),
+            treatment=float(trio[1].estimate), percent_saved=_defined(trio[2].estimate),
+            percentile_ci_not_gating=_ci(trio[2]),
+            undefined_resamples=trio[2].undefined_resamples)
+    return Savings(
+        tokens=entries["tokens"], usd=entries["usd"], latency_ms=entries["latency_ms"],
+        tool_calls=entries["tool_calls"],
+        net=tuple(m for m in ("tokens", "usd", "latency_ms") if basis[m] == "net"),
+        gross_tokens=entries.get("gross_tokens"), gross_usd=entries.get("gross_usd"),
+        gross_latency_ms=entries.get("gross_latency_ms"),
+        tokens_per_resolved=ratios["tokens"], usd_per_resolved=ratios["usd"])
+
+
+def _basis(value: str) -> Basis:
+    return "net" if value == "net" else "agent"
+
+
+def _undefined_warnings(savings: Savings, resamples: int) -> list[str]:
+    """One warning per saving whose interval left out undefined resamples (JSON order)."""
+    rows: list[tuple[str, Saving | PerResolvedSaving | None]] = [
+        (key, entry) for key, entry in savings.series() if entry is not None]
+    rows += [("tokens_per_resolved", savings.tokens_per_resolved),
+             ("usd_per_resolved", savings.usd_per_resolved)]
+    return [f"{key}: {entry.undefined_resamples} of {resamples} resamples were undefined "
+            "(a zero total or no spread); the interval uses the others"
+            for key, entry in rows if entry is not None and entry.undefined_resamples]
 
 
 def _arm_report(arm: Arm, name: str, level: float,
-                trios: dict[str, tuple[BootstrapEstimate, ...]], side: int,
-                basis: dict[str, str]) -> dict[str, Any]:
+                trios: dict[str, tuple[BootstrapEstimate, ...]], basis: dict[str, str],
+                side: int) -> ArmReport:
     n = int(arm.resolved.shape[0])
     resolved = int(arm.resolved.sum())
     rate = wilson_interval(resolved, n, level=level)
-    out: dict[str, Any] = {
-        "name": name,
-        "resolved": resolved,
-        "resolve_rate": {"estimate": _round(rate.estimate, 6),
-                         "ci": [_round(rate.low, 6), _round(rate.high, 6)],
-                         "method": "wilson"},
-    }
-    for metric in SAVINGS_METRICS:
-        out[metric] = _exact_total(metric, _column(arm, metric), arm.path)
-    out["token_breakdown"] = _group(arm, BREAKDOWN_FIELDS)
-    out["governance"] = _group(arm, GOVERNANCE_FIELDS)
+    ratios: list[PerResolved | None] = []
     for metric in PER_RESOLVED:
         trio = trios.get(metric)
         est = None if trio is None else trio[side]
-        places = 6 if metric == "usd" else 4
-        if est is None or not np.isfinite(est.estimate):
-            out[f"{metric}_per_resolved"] = None
-        else:
-            out[f"{metric}_per_resolved"] = {
-                "basis": basis[metric],
-                "estimate": _round(est.estimate, places),
-                "ci": _ci(est, places),
-            }
-    return out
+        ratios.append(None if est is None or not np.isfinite(est.estimate) else PerResolved(
+            basis=_basis(basis[metric]), estimate=float(est.estimate), ci=_ci(est)))
+    return ArmReport(
+        name=name, resolved=resolved,
+        resolve_rate=ResolveRate(estimate=float(rate.estimate),
+                                 ci=(_defined(rate.low), _defined(rate.high))),
+        tokens=_required(_int_total(_total(arm, "tokens"))), usd=_float_total(_total(arm, "usd")),
+        latency_ms=_float_total(_total(arm, "latency_ms")),
+        tool_calls=_int_total(_total(arm, "tool_calls")),
+        token_breakdown=None if _absent(arm, BREAKDOWN_FIELDS) else TokenBreakdown(
+            *(_int_total(_total(arm, f)) for f in BREAKDOWN_FIELDS)),
+        governance=None if _absent(arm, GOVERNANCE_FIELDS) else Governance(
+            repeated_calls=_int_total(_total(arm, "repeated_calls")),
+            governance_tokens=_int_total(_total(arm, "governance_tokens")),
+            governance_usd=_float_total(_total(arm, "governance_usd")),
+            governance_latency_ms=_float_total(_total(arm, "governance_latency_ms")),
+            reviewed_stops=_int_total(_total(arm, "reviewed_stops")),
+            false_stops=_int_total(_total(arm, "false_stops"))),
+        tokens_per_resolved=ratios[0], usd_per_resolved=ratios[1])
 
 
-def _group(arm: Arm, names: tuple[str, ...]) -> dict[str, float | int | None] | None:
-    """Totals of a group of optional fields; None when no row has any of them."""
-    if all(np.isnan(arm.metrics[name]).all() for name in names):
-        return None
-    return {name: _exact_total(name, arm.metrics[name], arm.path) for name in names}
+def _total(arm: Arm, name: str) -> float | int | None:
+    return _exact_total(name, _column(arm, name), arm.path)
+
+
+def _absent(arm: Arm, names: tuple[str, ...]) -> bool:
+    """True when no row has any of the group's optional fields (the group is null)."""
+    return all(np.isnan(arm.metrics[name]).all() for name in names)
+
+
+def _int_total(value: float | int | None) -> int | None:
+    """An integer field's total (exact Python int), or None when not measured everywhere."""
+    if value is not None and not isinstance(value, int):
+        raise TypeError(f"expected an exact integer total, got {value!r}")
+    return value
+
+
+def _required(value: int | None) -> int:
+    """The token total, which every row carries (the row reader requires ``tokens``)."""
+    if value is None:
+        raise TypeError("expected a token total, got none")
+    return value
+
+
+def _float_total(value: float | int | None) -> float | None:
+    return None if value is None else float(value)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from ctxbench.core.digests import blake3_file
 from ctxbench.protocols.public_eval.analysis import analyze
+from ctxbench.protocols.public_eval.model import Inputs, PublicEvalReport
+from ctxbench.protocols.public_eval.model_parts import InputFile
 from ctxbench.protocols.public_eval.pairing import pair_rows
 from ctxbench.protocols.public_eval.rows import read_rows
 from ctxbench.protocols.public_eval.settings import Settings
@@ -16,8 +17,8 @@ __all__ = ["compare_files"]
 
 
 def compare_files(baseline: str | os.PathLike[str], treatment: str | os.PathLike[str],
-                  settings: Settings | None = None) -> dict[str, Any]:
-    """Read, validate and pair both files, then return the public-eval report dict.
+                  settings: Settings | None = None) -> PublicEvalReport:
+    """Read, validate and pair both files, then return the public-eval report model.
 
     The report names each input by its file name (not its directory) and BLAKE3, so the
     same files give the same bytes wherever they are, and lists the fields it read but
@@ -25,10 +26,8 @@ def compare_files(baseline: str | os.PathLike[str], treatment: str | os.PathLike
     """
     chosen = settings if settings is not None else Settings()
     tables = [read_rows(path) for path in (baseline, treatment)]
-    inputs = {
-        side: {"file": Path(path).name, "blake3": blake3_file(path), "rows": table.rows,
-               "read_and_ignored": list(table.ignored_fields)}
-        for side, path, table in zip(("baseline", "treatment"), (baseline, treatment), tables,
-                                     strict=True)
-    }
+    base, treat = (InputFile(file=Path(path).name, blake3=blake3_file(path), rows=table.rows,
+                             read_and_ignored=tuple(table.ignored_fields))
+                   for path, table in zip((baseline, treatment), tables, strict=True))
+    inputs = Inputs(baseline=base, treatment=treat)
     return analyze(pair_rows(tables[0], tables[1]), chosen, inputs=inputs)

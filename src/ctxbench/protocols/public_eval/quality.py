@@ -17,11 +17,16 @@ reader can open the instances that changed without the listing growing with the 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 
+from ctxbench.protocols.public_eval.model_io import Bounds
+from ctxbench.protocols.public_eval.model_parts import (
+    ChangedCell,
+    ChangedCells,
+    NotGating,
+    Quality,
+)
 from ctxbench.protocols.public_eval.pairing import PairedCells
 from ctxbench.protocols.public_eval.settings import Settings
 from ctxbench.stats.bootstrap import BootstrapEstimate
@@ -45,25 +50,26 @@ GATE_METHODS = {
 
 
 def _pp(value: float | None) -> float | None:
+    """A percentage-point statistic as the model holds it (None when undefined)."""
     if value is None or not np.isfinite(value):
         return None
-    return round(float(value), 4) + 0.0
+    return float(value)
 
 
-def _listed(cells: PairedCells, mask: NDArray[np.bool_]) -> dict[str, Any]:
+def _listed(cells: PairedCells, mask: NDArray[np.bool_]) -> ChangedCells:
     """The first LISTED_CELLS cells of ``mask`` (cells are sorted by instance_id, run)."""
     index = np.flatnonzero(mask)
     shown = index[:LISTED_CELLS]
     names = cells.instance_ids[cells.instance[shown]].tolist()
     runs = cells.run[shown].tolist()
-    return {"total": int(index.shape[0]), "limit": LISTED_CELLS,
-            "listed": [{"instance_id": str(name), "run": int(run)}
-                       for name, run in zip(names, runs, strict=True)]}
+    return ChangedCells(total=int(index.shape[0]), limit=LISTED_CELLS,
+                        listed=tuple(ChangedCell(str(name), int(run))
+                                     for name, run in zip(names, runs, strict=True)))
 
 
 def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEstimate,
-                    single_runs: bool) -> dict[str, Any]:
-    """The quality dict; ``non_inferior`` and ``shows_loss`` come from unrounded bounds."""
+                    single_runs: bool) -> Quality:
+    """The quality section; ``non_inferior`` and ``shows_loss`` come from unrounded bounds."""
     base, treat = cells.baseline.resolved, cells.treatment.resolved
     regress = base & ~treat
     recover = ~base & treat
@@ -72,13 +78,13 @@ def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEsti
     level = settings.confidence_level
     margin = float(settings.quality_margin_pp)
     design_effect: float | None = None
-    newcombe: list[float | None] | None = None
+    newcombe: Bounds | None = None
     if single_runs:
         gate = tango_paired_interval(recoveries, regressions, cells.cells, level=level)
         low, high = gate.low, gate.high
         nc = newcombe_paired_interval(recoveries, regressions, cells.cells, both=both,
                                       level=level)
-        newcombe = [_pp(100.0 * nc.low), _pp(100.0 * nc.high)]
+        newcombe = (_pp(100.0 * nc.low), _pp(100.0 * nc.high))
     else:
         k = cells.tasks
         clustered = clustered_tango_interval(
@@ -87,27 +93,27 @@ def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEsti
             np.bincount(cells.instance, minlength=k).astype(np.int64), level=level)
         low, high, design_effect = clustered.low, clustered.high, clustered.design_effect
     estimate = 100.0 * (recoveries - regressions) / cells.cells
-    return {
-        "resolved_delta_pp": _pp(estimate),
-        "gate_ci_pp": [_pp(100.0 * low), _pp(100.0 * high)],
-        "gate_method": GATE_METHODS[single_runs],
-        "design_effect": None if design_effect is None else round(design_effect, 6),
-        "margin_pp": margin,
-        "non_inferior": 100.0 * low >= -margin,
-        "shows_loss": 100.0 * high < -margin,
-        "non_inferiority_gate": "lower bound of gate_ci_pp >= -margin_pp",
-        "regressions": regressions,
-        "recoveries": recoveries,
-        "regressed_cells": _listed(cells, regress),
-        "recovered_cells": _listed(cells, recover),
-        "mcnemar_p": float(f"{mcnemar_exact(recoveries, regressions).p_value:.6g}"),
-        "not_gating": {
-            "bootstrap_ci_pp": None if delta.low is None or delta.high is None
-            else [_pp(delta.low), _pp(delta.high)],
-            "bootstrap_method": "paired bootstrap clustered by instance (percentile)",
-            "newcombe_hybrid_score_ci_pp": newcombe,
-            "point_estimate_within_margin": estimate >= -margin,
-            "point_estimate_criterion": "older criterion (resolved_delta_pp >= -margin_pp), "
-                                        "kept only for comparison with existing reports",
-        },
-    }
+    return Quality(
+        resolved_delta_pp=float(estimate),
+        gate_ci_pp=(float(100.0 * low), float(100.0 * high)),
+        gate_method=GATE_METHODS[single_runs],
+        design_effect=None if design_effect is None else float(design_effect),
+        margin_pp=margin,
+        non_inferior=bool(100.0 * low >= -margin),
+        shows_loss=bool(100.0 * high < -margin),
+        non_inferiority_gate="lower bound of gate_ci_pp >= -margin_pp",
+        regressions=regressions,
+        recoveries=recoveries,
+        regressed_cells=_listed(cells, regress),
+        recovered_cells=_listed(cells, recover),
+        mcnemar_p=float(mcnemar_exact(recoveries, regressions).p_value),
+        not_gating=NotGating(
+            bootstrap_ci_pp=None if delta.low is None or delta.high is None
+            else (_pp(delta.low), _pp(delta.high)),
+            bootstrap_method="paired bootstrap clustered by instance (percentile)",
+            newcombe_hybrid_score_ci_pp=newcombe,
+            point_estimate_within_margin=bool(estimate >= -margin),
+            point_estimate_criterion="older criterion (resolved_delta_pp >= -margin_pp), "
+                                     "kept only for comparison with existing reports",
+        ),
+    )

@@ -19,10 +19,10 @@ Status, decided here and only here, in order of precedence:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from ctxbench.protocols.public_eval.model import STATUSES, Methodology, Saving, Status
+from ctxbench.protocols.public_eval.model_parts import FalseStops, Quality
 from ctxbench.protocols.public_eval.pairing import Arm, PairedCells
 from ctxbench.protocols.public_eval.quality import LISTED_CELLS
 from ctxbench.protocols.public_eval.rows import METRIC_FIELDS
@@ -44,8 +44,6 @@ __all__ = [
 
 MIN_EVALUABLE_TASKS = 10
 MIN_RELIABLE_TASKS = 30
-STATUSES = ("not_evaluable", "quality_loss", "not_non_inferior", "false_stop_risk",
-            "no_savings", "supported")
 _DISTINCT_LIMIT = 64
 PREREGISTRATION_NOTE = (
     "Preregister the quality non-inferiority margin before inspecting the final result. "
@@ -59,7 +57,7 @@ def _level(settings: Settings) -> str:
     return f"{settings.confidence_level * 100:g}%"
 
 
-def false_stop_section(treatment: Arm, settings: Settings) -> dict[str, Any] | None:
+def false_stop_section(treatment: Arm, settings: Settings) -> FalseStops | None:
     """False stops among the treatment's reviewed stops, with a Wilson interval on the rate.
 
     Rows without ``reviewed_stops`` did not review; the rate is over the rows that did.
@@ -73,42 +71,39 @@ def false_stop_section(treatment: Arm, settings: Settings) -> dict[str, Any] | N
     if reviewed == 0:
         return None
     ci = wilson_interval(false, reviewed, level=settings.confidence_level)
-    return {
-        "reviewed_stops": reviewed,
-        "false_stops": false,
-        "rate": round(ci.estimate, 6) + 0.0,
-        "ci": [round(ci.low, 6) + 0.0, round(ci.high, 6) + 0.0],
-        "ci_method": "wilson (stops treated as independent reviews)",
-        "max_rate": float(settings.max_false_stop_rate),
-        "exceeds_max": ci.estimate > settings.max_false_stop_rate,
-    }
+    return FalseStops(
+        reviewed_stops=reviewed, false_stops=false, rate=float(ci.estimate),
+        ci=(float(ci.low), float(ci.high)),
+        ci_method="wilson (stops treated as independent reviews)",
+        max_rate=float(settings.max_false_stop_rate),
+        exceeds_max=bool(ci.estimate > settings.max_false_stop_rate))
 
 
-def _quality_text(quality: dict[str, Any], level: str) -> str:
-    margin = quality["margin_pp"]
-    low, high = quality["gate_ci_pp"]
-    if quality["shows_loss"]:
+def _quality_text(quality: Quality, level: str) -> str:
+    margin = quality.margin_pp
+    low, high = quality.gate_ci_pp
+    if quality.shows_loss:
         return (f"quality loss shown: the {level} upper bound of the resolve-rate delta "
                 f"({high:.2f} pp) is below -{margin:g} pp")
-    if quality["non_inferior"]:
+    if quality.non_inferior:
         return (f"non-inferior: the {level} lower bound of the resolve-rate delta "
                 f"({low:.2f} pp) is at least -{margin:g} pp")
     text = (f"not shown non-inferior: the {level} lower bound of the resolve-rate delta "
             f"({low:.2f} pp) is below -{margin:g} pp")
-    if quality["not_gating"]["point_estimate_within_margin"]:
-        text += (f"; the point estimate ({quality['resolved_delta_pp']:.1f} pp) is within "
+    if quality.not_gating.point_estimate_within_margin:
+        text += (f"; the point estimate ({quality.resolved_delta_pp:.1f} pp) is within "
                  "the margin, which the older point-estimate criterion would have accepted")
     return text
 
 
-def _savings_text(token_savings: dict[str, Any] | None, token_low: float | None,
-                  settings: Settings, level: str) -> tuple[bool, str]:
+def _savings_text(token_savings: Saving | None, settings: Settings) -> tuple[bool, str]:
     floor = settings.min_savings_percent
-    net = token_savings is not None and token_savings["basis"] == "net"
+    net = token_savings is not None and token_savings.basis == "net"
     noun = "net token savings (agent + governance_tokens)" if net else "token savings"
     if token_savings is None:
         return False, ("token savings are unknown: an overhead or token total is not "
                        "recorded in every row")
+    token_low = token_savings.gate_lower_bound
     if token_low is None:
         return False, (f"{noun} have no interval (a zero total, or every instance with the "
                        "same ratio: no spread to resample)")
@@ -120,15 +115,14 @@ def _savings_text(token_savings: dict[str, Any] | None, token_low: float | None,
         return True, f"{noun}: {gate} is above {floor:g}%"
     return False, f"no {noun} shown: {gate} is not above {floor:g}%"
 
-
-
-def status_and_reasons(*, tasks: int, resolved: tuple[int, int], quality: dict[str, Any],
-                       token_savings: dict[str, Any] | None, token_low: float | None,
-                       false_stops: dict[str, Any] | None,
-                       settings: Settings) -> tuple[str, list[str]]:
+def status_and_reasons(*, tasks: int, resolved: tuple[int, int], quality: Quality,
+                       token_savings: Saving | None, false_stops: FalseStops | None,
+                       settings: Settings) -> tuple[Status, list[str]]:
     """The status and every reason behind it (failing checks first, then passing ones).
 
-    Every comparison uses unrounded values (``token_low``, the quality flags).
+    The one place a status is decided. Every comparison uses the unrounded values the
+    analysis computed (the token gate bound ``token_savings.gate_lower_bound``, the
+    quality flags, ``exceeds_max``); the report model only carries the result.
     """
     blockers: list[str] = []
     if tasks < MIN_EVALUABLE_TASKS:
@@ -140,21 +134,21 @@ def status_and_reasons(*, tasks: int, resolved: tuple[int, int], quality: dict[s
             blockers.append(f"{name} resolved no task")
     level = _level(settings)
     quality_text = _quality_text(quality, level)
-    saves, savings_text = _savings_text(token_savings, token_low, settings, level)
+    saves, savings_text = _savings_text(token_savings, settings)
     stop_texts: list[str] = []
     if false_stops is not None:
         stop_texts.append(
-            f"false stops: {false_stops['false_stops']} of {false_stops['reviewed_stops']} "
-            f"reviewed stops ({100 * false_stops['rate']:.1f}%, {level} CI "
-            f"{100 * false_stops['ci'][0]:.1f}-{100 * false_stops['ci'][1]:.1f}%) "
-            f"{'exceed' if false_stops['exceeds_max'] else 'are within'} the maximum rate "
-            f"{100 * false_stops['max_rate']:g}%")
-    risky = false_stops is not None and false_stops["exceeds_max"]
+            f"false stops: {false_stops.false_stops} of {false_stops.reviewed_stops} "
+            f"reviewed stops ({100 * round(false_stops.rate, 6):.1f}%, {level} CI "
+            f"{100 * round(false_stops.ci[0], 6):.1f}-{100 * round(false_stops.ci[1], 6):.1f}%)"
+            f" {'exceed' if false_stops.exceeds_max else 'are within'} the maximum rate "
+            f"{100 * false_stops.max_rate:g}%")
+    risky = false_stops is not None and false_stops.exceeds_max
     if blockers:
         return "not_evaluable", [*blockers, quality_text, *stop_texts, savings_text]
-    if quality["shows_loss"]:
+    if quality.shows_loss:
         return "quality_loss", [quality_text, *stop_texts, savings_text]
-    if not quality["non_inferior"]:
+    if not quality.non_inferior:
         return "not_non_inferior", [quality_text, *stop_texts, savings_text]
     if risky:
         return "false_stop_risk", [*stop_texts, quality_text, savings_text]
@@ -209,57 +203,57 @@ def metric_warnings(cells: PairedCells, settings: Settings) -> list[str]:
 
 
 def methodology(settings: Settings, single_runs: bool,
-                basis: dict[str, str]) -> dict[str, Any]:
+                basis: dict[str, str]) -> Methodology:
     """How every number of the report was obtained, and how to reproduce it."""
     net = [m for m, b in basis.items() if b == "net"]
-    return {
-        "confidence_level": settings.confidence_level,
-        "bootstrap_resamples": settings.bootstrap_samples,
-        "seed": settings.seed,
-        "random_stream": RANDOM_STREAM,
-        "clustering": "instance: each resample draws instances with replacement and keeps "
-                      "all runs of an instance together; every statistic is computed from "
-                      "the same resample (paired)",
-        "margin_pp": float(settings.quality_margin_pp),
-        "min_savings_percent": float(settings.min_savings_percent),
-        "max_false_stop_rate": float(settings.max_false_stop_rate),
-        "min_instances": MIN_EVALUABLE_TASKS,
-        "non_inferiority_gate": (
+    return Methodology(
+        confidence_level=settings.confidence_level,
+        bootstrap_resamples=settings.bootstrap_samples,
+        seed=settings.seed,
+        random_stream=RANDOM_STREAM,
+        clustering="instance: each resample draws instances with replacement and keeps "
+                   "all runs of an instance together; every statistic is computed from "
+                   "the same resample (paired)",
+        margin_pp=float(settings.quality_margin_pp),
+        min_savings_percent=float(settings.min_savings_percent),
+        max_false_stop_rate=float(settings.max_false_stop_rate),
+        min_instances=MIN_EVALUABLE_TASKS,
+        non_inferiority_gate=(
             "Tango (1998) score interval of the matched-pair resolve-rate delta"
             if single_runs else
             "Tango (1998) score interval on regressions, recoveries and cells divided by "
             "the design effect (cluster-robust over independent variance, at least 1; Rao & "
             "Scott 1992)") + ": non-inferior when its lower bound >= -margin_pp; a loss is "
             "shown when its upper bound < -margin_pp; bounds compared unrounded",
-        "savings_interval": "symmetric studentized bootstrap (bootstrap-t) of log(treatment "
-                            "total / baseline total) with the delta-method standard error per "
-                            "resample (Efron & Tibshirani 1993, 12.5; Hall 1988); no interval "
-                            "(and no pass) when every instance has the same ratio",
-        "savings_gate": "gate_lower_bound of the headline token savings > min_savings_percent: "
-                        "the lower end of the same symmetric interval at the two-sided level "
-                        "1 - (1 - confidence_level) / 2, so the one-sided error is at most "
-                        "(1 - confidence_level) / 2 however the misses split between the "
-                        "tails (they do not split evenly for skewed token counts)",
-        "not_gating": "percentile bootstrap intervals (savings, per resolved task, the "
-                      "resolve-rate delta) and Newcombe's (1998) hybrid score interval are "
-                      "reported for comparison only",
-        "net_savings": ("headline savings of " + ", ".join(net) + " are net: agent total + "
-                        "the rows' governance overhead (an arm whose rows carry no overhead "
-                        "field is charged none); gross (agent-only) savings are reported "
-                        "beside them as gross_*") if net else
-                       "no row records governance overhead: savings are agent totals",
-        "false_stop_gate": "false_stops / reviewed_stops over the treatment rows that "
-                           "reviewed stops, Wilson interval reported; false_stop_risk when "
-                           "the rate exceeds max_false_stop_rate",
-        "resolve_rate_interval": "Wilson (1927) score interval over cells",
-        "mcnemar": "exact two-sided binomial test of regressions vs recoveries",
-        "listed_cells": f"quality.regressed_cells and quality.recovered_cells list the first "
-                        f"{LISTED_CELLS} cells of each in (instance_id, run) order (ids in "
-                        "code-point order); total counts them all",
-        "savings": "percent saved = 100 * (1 - treatment total / baseline total)",
-        "totals": "integer totals are exact (Python integers); counts above 2**53 - 1 are "
-                  "rejected when read",
-        "missing_metrics": "a metric's totals and savings are reported only when every row "
-                           "of both arms measured it; otherwise null, never 0",
-        "preregistration": PREREGISTRATION_NOTE,
-    }
+        savings_interval="symmetric studentized bootstrap (bootstrap-t) of log(treatment "
+                         "total / baseline total) with the delta-method standard error per "
+                         "resample (Efron & Tibshirani 1993, 12.5; Hall 1988); no interval "
+                         "(and no pass) when every instance has the same ratio",
+        savings_gate="gate_lower_bound of the headline token savings > min_savings_percent: "
+                     "the lower end of the same symmetric interval at the two-sided level "
+                     "1 - (1 - confidence_level) / 2, so the one-sided error is at most "
+                     "(1 - confidence_level) / 2 however the misses split between the "
+                     "tails (they do not split evenly for skewed token counts)",
+        not_gating="percentile bootstrap intervals (savings, per resolved task, the "
+                   "resolve-rate delta) and Newcombe's (1998) hybrid score interval are "
+                   "reported for comparison only",
+        net_savings=("headline savings of " + ", ".join(net) + " are net: agent total + "
+                     "the rows' governance overhead (an arm whose rows carry no overhead "
+                     "field is charged none); gross (agent-only) savings are reported "
+                     "beside them as gross_*") if net else
+                    "no row records governance overhead: savings are agent totals",
+        false_stop_gate="false_stops / reviewed_stops over the treatment rows that "
+                        "reviewed stops, Wilson interval reported; false_stop_risk when "
+                        "the rate exceeds max_false_stop_rate",
+        resolve_rate_interval="Wilson (1927) score interval over cells",
+        mcnemar="exact two-sided binomial test of regressions vs recoveries",
+        listed_cells=f"quality.regressed_cells and quality.recovered_cells list the first "
+                     f"{LISTED_CELLS} cells of each in (instance_id, run) order (ids in "
+                     "code-point order); total counts them all",
+        savings="percent saved = 100 * (1 - treatment total / baseline total)",
+        totals="integer totals are exact (Python integers); counts above 2**53 - 1 are "
+               "rejected when read",
+        missing_metrics="a metric's totals and savings are reported only when every row "
+                        "of both arms measured it; otherwise null, never 0",
+        preregistration=PREREGISTRATION_NOTE,
+    )

@@ -1,24 +1,29 @@
-"""The public-eval page: status, the gated resolve-rate delta, false stops, savings, arms."""
+"""The public-eval page: status, the gated resolve-rate delta, false stops, savings, arms.
+
+Every number comes from the report model as written
+(:meth:`~ctxbench.protocols.public_eval.model.PublicEvalReport.as_written`). Savings are
+shown generically: every member of the report's ``savings`` becomes a row, in the
+report's order, so a later metric needs no change to the model's readers here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ctxbench.protocols.public_eval.model import PublicEvalReport, Status
+from ctxbench.protocols.public_eval.model_io import Bounds
+from ctxbench.protocols.public_eval.model_parts import Arm, ChangedCells, InputFile
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, forest
-from ctxbench.render.html.public_eval_view import (
-    Arm,
-    Bounds,
-    ChangedCells,
-    PublicEvalView,
-    Saving,
-)
 from ctxbench.render.html.svg import Ids, esc
+from ctxbench.render.public_eval import claim_sentence
 
 __all__ = ["public_eval_sections"]
 
 _LABELS = {"tokens": "Tokens", "usd": "USD", "latency_ms": "Latency (ms)",
            "tool_calls": "Tool calls", "tokens_per_resolved": "Tokens per resolved task",
            "usd_per_resolved": "USD per resolved task"}
-_STATUS_TEXT = {
+_STATUS_TEXT: dict[Status, str] = {
     "supported": "non-inferior on the resolve rate, within the false-stop limit, and "
                  "saving tokens",
     "no_savings": "the token-savings gate did not pass: the lower bound of the headline "
@@ -30,6 +35,65 @@ _STATUS_TEXT = {
                     "interval is below the margin",
     "not_evaluable": "too few instances, or an arm resolved nothing: no verdict",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Saving:
+    """One row of the savings table and plot (a presentation of a ``savings`` member)."""
+
+    metric: str
+    basis: str | None
+    """``net`` (agent + overhead), ``agent``, or None when the saving is not measured."""
+    percent_saved: float | None
+    ci: Bounds | None
+    """The reported (studentized) interval; None for ratios with only a percentile one."""
+    gate_low: float | None
+    percentile_ci: Bounds | None
+    baseline: float | None
+    treatment: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A resolve-rate-delta interval reported beside the gate; it never decides."""
+
+    name: str
+    short: str
+    low: float | None
+    high: float | None
+
+
+def _savings_rows(report: PublicEvalReport) -> tuple[Saving, ...]:
+    """Every ``savings`` member in the report's JSON order; unmeasured ones without numbers."""
+    savings = report.savings
+    entries = dict(savings.series())
+    ratios = {"tokens_per_resolved": savings.tokens_per_resolved,
+              "usd_per_resolved": savings.usd_per_resolved}
+    out = []
+    for key in savings.to_json():
+        entry = entries.get(key)
+        ratio = ratios.get(key)
+        if entry is not None:
+            out.append(Saving(key, entry.basis, entry.percent_saved, entry.ci,
+                              entry.gate_lower_bound, entry.percentile_ci_not_gating,
+                              entry.baseline_total, entry.treatment_total))
+        elif ratio is not None:
+            out.append(Saving(key, ratio.basis, ratio.percent_saved, None, None,
+                              ratio.percentile_ci_not_gating, ratio.baseline, ratio.treatment))
+        else:
+            out.append(Saving(key, None, None, None, None, None, None, None))
+    return tuple(out)
+
+
+def _not_gating(report: PublicEvalReport) -> tuple[Interval, ...]:
+    extra = report.quality.not_gating
+    out = []
+    if extra.bootstrap_ci_pp is not None:
+        out.append(Interval(extra.bootstrap_method, "bootstrap", *extra.bootstrap_ci_pp))
+    if extra.newcombe_hybrid_score_ci_pp is not None:
+        out.append(Interval("newcombe hybrid score", "newcombe",
+                            *extra.newcombe_hybrid_score_ci_pp))
+    return tuple(out)
 
 
 def _label(metric: str) -> str:
@@ -93,32 +157,36 @@ def _yes(value: bool, good: bool) -> str:
     return f'<span class="{css}">{"yes" if value else "no"}</span>'
 
 
-def _status(view: PublicEvalView) -> str:
-    css = "ok" if view.status == "supported" else "bad"
-    meaning = _STATUS_TEXT.get(view.status)
+def _status(report: PublicEvalReport) -> str:
+    css = "ok" if report.supported else "bad"
+    meaning = _STATUS_TEXT.get(report.status)
     meaning_html = f" \u2014 {esc(meaning)}" if meaning else ""
-    reasons = "".join(f"<li>{esc(r)}</li>" for r in view.reasons)
-    warnings = ("<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>" for w in view.warnings)
-                + "</ul>") if view.warnings else ""
-    runs = (str(view.runs_min) if view.runs_min == view.runs_max
-            else f"{view.runs_min} to {view.runs_max}")
-    return (f'<p class="headline">Status: <span class="{css}">{esc(view.status)}</span>'
-            f"{meaning_html}<br>{esc(view.claim)}</p><ul>{reasons}</ul><p>{view.tasks} "
-            f"instances, {view.cells} paired cells (runs per instance: {runs}).</p>{warnings}")
+    reasons = "".join(f"<li>{esc(r)}</li>" for r in report.reasons)
+    warnings = ("<h3>Warnings</h3><ul>" + "".join(f"<li>{esc(w)}</li>"
+                                                  for w in report.warnings)
+                + "</ul>") if report.warnings else ""
+    runs = report.runs_per_task
+    shown = str(runs.min) if runs.min == runs.max else f"{runs.min} to {runs.max}"
+    return (f'<p class="headline">Status: <span class="{css}">{esc(report.status)}</span>'
+            f"{meaning_html}<br>{esc(claim_sentence(report))}</p><ul>{reasons}</ul><p>"
+            f"{report.tasks} instances, {report.cells} paired cells (runs per instance: "
+            f"{shown}).</p>{warnings}")
 
 
-def _quality(view: PublicEvalView, ids: Ids, level: str) -> str:
-    low, high = view.gate_ci
-    rows = [ForestRow("gate: Tango score", view.delta_pp, low, high, view.non_inferior)]
-    rows += [ForestRow(f"not gating: {i.short}", view.delta_pp, i.low, i.high, None)
-             for i in view.not_gating]
-    margin = -view.margin_pp
-    verdict = ("a loss beyond the margin shown" if view.shows_loss else
-               "non-inferior" if view.non_inferior else "not shown non-inferior")
-    desc = (f"Resolve-rate delta {view.delta_pp:+.2f} pp; gating {level} interval "
-            f"{_ci(view.gate_ci, 2)} pp against the margin {margin:g} pp: {verdict}"
+def _quality(report: PublicEvalReport, ids: Ids, level: str) -> str:
+    q = report.quality
+    not_gating = _not_gating(report)
+    low, high = q.gate_ci_pp
+    rows = [ForestRow("gate: Tango score", q.resolved_delta_pp, low, high, q.non_inferior)]
+    rows += [ForestRow(f"not gating: {i.short}", q.resolved_delta_pp, i.low, i.high, None)
+             for i in not_gating]
+    margin = -q.margin_pp
+    verdict = ("a loss beyond the margin shown" if q.shows_loss else
+               "non-inferior" if q.non_inferior else "not shown non-inferior")
+    desc = (f"Resolve-rate delta {q.resolved_delta_pp:+.2f} pp; gating {level} interval "
+            f"{_ci(q.gate_ci_pp, 2)} pp against the margin {margin:g} pp: {verdict}"
             + "".join(f"; not gating: {i.name} {_ci((i.low, i.high), 2)} pp"
-                      for i in view.not_gating))
+                      for i in not_gating))
     svg = forest(ids, title=f"Resolve-rate delta (treatment - baseline) with its {level} "
                             "gating interval, the intervals that do not gate, and the "
                             "preregistered margin",
@@ -126,25 +194,26 @@ def _quality(view: PublicEvalView, ids: Ids, level: str) -> str:
                  threshold_label=f"margin {margin:g} pp", axis_label="resolve-rate delta (pp)",
                  fmt=lambda v: f"{v:g}")
     fig = figure(svg, f"Non-inferior when the lower bound of the gating interval is at or "
-                      f"above the dashed margin ({view.gate}); only the first row gates.")
-    design = [] if view.design_effect is None else [
+                      f"above the dashed margin ({q.non_inferiority_gate}); only the first "
+                      "row gates.")
+    design = [] if q.design_effect is None else [
         ("Design effect of the instance clustering (divides the gate's counts)",
-         f"{view.design_effect:.3f}")]
+         f"{q.design_effect:.3f}")]
     numbers = kv_table([
-        ("Resolve-rate delta", f"{view.delta_pp:+.2f} pp"),
-        (f"Gating {level} interval", f"{_ci(view.gate_ci, 2)} pp ({esc(view.gate_method)})"),
+        ("Resolve-rate delta", f"{q.resolved_delta_pp:+.2f} pp"),
+        (f"Gating {level} interval", f"{_ci(q.gate_ci_pp, 2)} pp ({esc(q.gate_method)})"),
         *design,
-        ("Margin", f"{view.margin_pp:g} pp"),
-        ("Non-inferior (interval gate)", _yes(view.non_inferior, True)),
-        ("Loss beyond the margin shown", _yes(view.shows_loss, False)),
+        ("Margin", f"{q.margin_pp:g} pp"),
+        ("Non-inferior (interval gate)", _yes(q.non_inferior, True)),
+        ("Loss beyond the margin shown", _yes(q.shows_loss, False)),
         *((f"Not gating: {level} {i.short} interval", f"{_ci((i.low, i.high), 2)} pp "
-           f"({esc(i.name)})") for i in view.not_gating),
-        ("Not gating: point estimate within the margin", ("yes" if view.point_within_margin
-                                                           else "no")
-         + f" ({esc(view.point_criterion)})"),
-        ("Regressions (baseline resolved, treatment not)", str(view.regressions)),
-        ("Recoveries (treatment resolved, baseline not)", str(view.recoveries)),
-        ("Exact McNemar p (regressions vs recoveries)", f"{view.mcnemar_p:g}"),
+           f"({esc(i.name)})") for i in not_gating),
+        ("Not gating: point estimate within the margin",
+         ("yes" if q.not_gating.point_estimate_within_margin else "no")
+         + f" ({esc(q.not_gating.point_estimate_criterion)})"),
+        ("Regressions (baseline resolved, treatment not)", str(q.regressions)),
+        ("Recoveries (treatment resolved, baseline not)", str(q.recoveries)),
+        ("Exact McNemar p (regressions vs recoveries)", f"{q.mcnemar_p:g}"),
     ], caption="Quality")
     return f'<div class="plots">{fig}</div>{numbers}'
 
@@ -157,35 +226,40 @@ def _changed(title: str, cells: ChangedCells, single_runs: bool) -> str:
     if cells.total == 0:
         return f"<h3>{esc(title)}: none</h3>"
     unit = "instances" if single_runs else "cells"
-    shown = (f"all {cells.total:,} {unit} listed" if cells.listed == cells.total else
-             f"the first {cells.listed:,} of {cells.total:,} {unit} (the report lists at "
+    listed = len(cells.listed)
+    groups = cells.groups()
+    shown = (f"all {cells.total:,} {unit} listed" if listed == cells.total else
+             f"the first {listed:,} of {cells.total:,} {unit} (the report lists at "
              f"most {cells.limit:,}), in instance and run order")
     header = ["instance"] if single_runs else ["instance", "runs"]
     rows = [[f"<code>{esc(iid)}</code>"] if single_runs else
             [f"<code>{esc(iid)}</code>", ", ".join(str(r) for r in runs)]
-            for iid, runs in cells.groups]
-    fold = " open" if len(cells.groups) <= _OPEN_GROUPS else ""
+            for iid, runs in groups]
+    fold = " open" if len(groups) <= _OPEN_GROUPS else ""
     return (f"<details{fold}><summary>{esc(title)}: {esc(shown)}</summary>"
             f"{table(header, rows)}</details>")
 
 
-def _instances(view: PublicEvalView) -> str:
-    single = view.runs_max == 1
+def _instances(report: PublicEvalReport) -> str:
+    single = report.single_runs
+    q = report.quality
     return ("<p>Every cell whose outcome differs between the arms, by instance"
             + ("" if single else " and run") + ".</p>"
-            + _changed("Regressions (baseline resolved, treatment not)", view.regressed, single)
-            + _changed("Recoveries (treatment resolved, baseline not)", view.recovered, single))
+            + _changed("Regressions (baseline resolved, treatment not)", q.regressed_cells,
+                       single)
+            + _changed("Recoveries (treatment resolved, baseline not)", q.recovered_cells,
+                       single))
 
 
-def _false_stops(view: PublicEvalView, ids: Ids, level: str) -> str:
-    fs = view.false_stops
+def _false_stops(report: PublicEvalReport, ids: Ids, level: str) -> str:
+    fs = report.false_stops
     if fs is None:
         return ("<p>No treatment row reviewed a stop, so the false-stop gate does not "
                 "apply.</p>")
     low, high = (None if v is None else 100 * v for v in fs.ci)
-    row = ForestRow("false-stop rate", 100 * fs.rate, low, high, not fs.exceeds)
-    verdict = "exceeds" if fs.exceeds else "is within"
-    desc = (f"{fs.false} of {fs.reviewed} reviewed stops judged false: "
+    row = ForestRow("false-stop rate", 100 * fs.rate, low, high, not fs.exceeds_max)
+    verdict = "exceeds" if fs.exceeds_max else "is within"
+    desc = (f"{fs.false_stops} of {fs.reviewed_stops} reviewed stops judged false: "
             f"{100 * fs.rate:.1f}% ({level} CI {_ci((low, high))}%), which {verdict} the "
             f"maximum rate {100 * fs.max_rate:g}%")
     svg = forest(ids, title=f"Share of reviewed stops judged false, with its {level} "
@@ -193,21 +267,22 @@ def _false_stops(view: PublicEvalView, ids: Ids, level: str) -> str:
                  threshold=100 * fs.max_rate, threshold_label=f"maximum {100 * fs.max_rate:g}%",
                  axis_label="false stops (% of reviewed stops)", fmt=lambda v: f"{v:g}%")
     numbers = kv_table([
-        ("Reviewed stops (treatment)", str(fs.reviewed)),
-        ("Judged false", str(fs.false)),
+        ("Reviewed stops (treatment)", str(fs.reviewed_stops)),
+        ("Judged false", str(fs.false_stops)),
         ("False-stop rate", f"{100 * fs.rate:.1f}%"),
         (f"{level} interval (reported; the gate reads the rate)",
-         f"{_ci((low, high))}% ({esc(fs.method)})"),
+         f"{_ci((low, high))}% ({esc(fs.ci_method)})"),
         ("Maximum rate", f"{100 * fs.max_rate:g}%"),
-        ("Exceeds the maximum", _yes(fs.exceeds, False)),
+        ("Exceeds the maximum", _yes(fs.exceeds_max, False)),
     ], caption="False stops")
     caption = ("False stops count against the treatment: status false_stop_risk when the "
                "rate exceeds the maximum.")
     return f'<div class="plots">{figure(svg, caption)}</div>{numbers}'
 
 
-def _savings(view: PublicEvalView, ids: Ids, level: str) -> str:
-    ordered = _ordered(view.savings)
+def _savings(report: PublicEvalReport, ids: Ids, level: str) -> str:
+    ordered = _ordered(_savings_rows(report))
+    minimum = report.methodology.min_savings_percent
     plotted = [s for s in ordered if s.ci is not None or s.basis is None]
     rows = [ForestRow(_short(s), s.percent_saved, *(s.ci or (None, None)), None,
                       "not measured" if s.basis is None else "undefined") for s in plotted]
@@ -216,19 +291,19 @@ def _savings(view: PublicEvalView, ids: Ids, level: str) -> str:
         f"{s.percent_saved:.1f}% saved ({level} CI {_ci(s.ci)})") for s in plotted)
     svg = forest(ids, title=f"Savings with {level} studentized intervals (percent of the "
                             "baseline)", desc=desc, rows=rows,
-                 threshold=view.min_savings_percent,
-                 threshold_label=f"minimum {view.min_savings_percent:g}%",
+                 threshold=minimum, threshold_label=f"minimum {minimum:g}%",
                  axis_label="percent saved (treatment vs baseline)", fmt=lambda v: f"{v:g}%")
-    if view.headline_basis == "net":
+    tokens = report.savings.tokens
+    if tokens is not None and tokens.basis == "net":
         basis = ("Headline savings are net: the agent's total plus the intervention's own "
                  "overhead recorded in the rows. Gross (agent-only) savings are shown beside "
                  "them and do not decide the status.")
     else:
         basis = "No row records intervention overhead: savings are agent totals."
-    half = (1.0 - view.confidence) / 2.0 * 100
+    half = (1.0 - report.methodology.confidence_level) / 2.0 * 100
     gate = (f"The token-savings gate reads the headline token row's gate bound, the lower "
             f"end of the symmetric {100 - half:g}% studentized bootstrap interval (one-sided "
-            f"error at most {half:g}%), against the minimum {view.min_savings_percent:g}%. "
+            f"error at most {half:g}%), against the minimum {minimum:g}%. "
             f"The {level} studentized intervals are the reported intervals and do not gate; "
             "percentile intervals are shown for comparison only.")
     tab = table(["metric", "basis", "baseline", "treatment", "percent saved",
@@ -246,38 +321,52 @@ def _savings(view: PublicEvalView, ids: Ids, level: str) -> str:
             f"{tab}")
 
 
-def _arms(base: Arm, treat: Arm, level: str) -> str:
+def _arms(report: PublicEvalReport, level: str) -> str:
+    base, treat = report.baseline, report.treatment
+
     def rate(a: Arm) -> str:
-        low, high = (None if v is None else v * 100 for v in a.resolve_ci)
-        return (f"{a.resolved} ({a.resolve_rate * 100:.1f}%, {level} CI "
+        low, high = (None if v is None else v * 100 for v in a.resolve_rate.ci)
+        return (f"{a.resolved} ({a.resolve_rate.estimate * 100:.1f}%, {level} CI "
                 f"{_ci((low, high))}%)")
 
-    rows = [["Input file", esc(base.file), esc(treat.file)],
-            ["Rows", str(base.rows), str(treat.rows)],
+    def source(file: InputFile | None) -> tuple[str, str]:
+        return ("not recorded", "not recorded") if file is None else (esc(file.file),
+                                                                        str(file.rows))
+
+    files = [source(report.inputs.baseline), source(report.inputs.treatment)]
+    rows = [["Input file", files[0][0], files[1][0]],
+            ["Rows", files[0][1], files[1][1]],
             ["Resolved", rate(base), rate(treat)]]
-    rows += [[f"{_label(k)}, agent only", _amount(k, v), _amount(k, tv)]
-             for (k, v), (_, tv) in zip(base.totals, treat.totals, strict=True)]
-    bd_t = dict(treat.breakdown)
-    rows += [[k.replace("_", " "), _f(v, 0), _f(bd_t.get(k), 0)] for k, v in base.breakdown]
-    gov_t = dict(treat.governance)
-    rows += [[k.replace("_", " "), _f(v, 0), _f(gov_t.get(k), 0)] for k, v in base.governance]
+    rows += [[f"{_label(k)}, agent only", _amount(k, getattr(base, k)),
+              _amount(k, getattr(treat, k))] for k in ("tokens", "usd", "latency_ms",
+                                                       "tool_calls")]
+    for group in ("token_breakdown", "governance"):
+        parts = [getattr(arm, group) for arm in (base, treat)]
+        if parts[0] is None:
+            continue
+        other = {} if parts[1] is None else parts[1].to_json()
+        rows += [[k.replace("_", " "), _f(v, 0), _f(other.get(k), 0)]
+                 for k, v in parts[0].to_json().items()]
     return table(["", f"baseline ({base.name})", f"treatment ({treat.name})"],
                  [[esc(r[0]), *r[1:]] for r in rows], caption="Both arms", numeric=(1, 2))
 
 
-def public_eval_sections(view: PublicEvalView, ids: Ids, prefix: str = "") -> list[Section]:
-    """Every section of a public-eval page."""
-    level = f"{view.confidence * 100:g}%"
+def public_eval_sections(report: PublicEvalReport, ids: Ids,
+                         prefix: str = "") -> list[Section]:
+    """Every section of a public-eval page, from the report as written."""
+    report = report.as_written()
+    level = f"{report.methodology.confidence_level * 100:g}%"
+    methods = [(key.replace("_", " "), str(value))
+               for key, value in report.methodology.to_json().items()]
     return [
-        Section(f"{prefix}status", "Status", _status(view)),
+        Section(f"{prefix}status", "Status", _status(report)),
         Section(f"{prefix}quality", "Resolve-rate delta and the margin",
-                _quality(view, ids, level)),
+                _quality(report, ids, level)),
         Section(f"{prefix}changed", "Regressions and recoveries by instance",
-                _instances(view), nav="Regressions and recoveries"),
-        Section(f"{prefix}false-stops", "False stops", _false_stops(view, ids, level)),
-        Section(f"{prefix}savings", "Savings", _savings(view, ids, level)),
-        Section(f"{prefix}arms", "Baseline and treatment", _arms(view.baseline,
-                                                                 view.treatment, level)),
+                _instances(report), nav="Regressions and recoveries"),
+        Section(f"{prefix}false-stops", "False stops", _false_stops(report, ids, level)),
+        Section(f"{prefix}savings", "Savings", _savings(report, ids, level)),
+        Section(f"{prefix}arms", "Baseline and treatment", _arms(report, level)),
         Section(f"{prefix}methodology", "Methodology",
-                kv_table([(k, esc(v)) for k, v in view.method_lines])),
+                kv_table([(k, esc(v)) for k, v in methods])),
     ]

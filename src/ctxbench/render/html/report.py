@@ -16,18 +16,18 @@ from urllib.parse import quote
 from ctxbench.core import atomic_write_text
 from ctxbench.core.node import Node
 from ctxbench.protocols.cef.model import CefReport
+from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
 from ctxbench.render.html.eceb_page import bps, eceb_sections
 from ctxbench.render.html.eceb_view import EcebView, read_eceb
 from ctxbench.render.html.page import Section, document, kv_table, table
 from ctxbench.render.html.public_eval_page import public_eval_sections
-from ctxbench.render.html.public_eval_view import PublicEvalView, read_public_eval
 from ctxbench.render.html.sources import KINDS, Source, load_source
 from ctxbench.render.html.svg import Ids, esc
 
 __all__ = ["render_html", "write_html"]
 
-View = CefReport | PublicEvalView | EcebView
+View = CefReport | PublicEvalReport | EcebView
 _SHORT = {"cef": "CEF", "public_eval": "public-eval", "eceb": "ECEB"}
 
 
@@ -35,14 +35,14 @@ def _read(kind: str, doc: Node) -> View:
     if kind == "cef":
         return CefReport.from_json(doc)
     if kind == "public_eval":
-        return read_public_eval(doc)
+        return PublicEvalReport.from_json(doc)
     return read_eceb(doc)
 
 
 def _sections(view: View, ids: Ids, prefix: str) -> list[Section]:
     if isinstance(view, CefReport):
         return cef_sections(view, ids, prefix)
-    if isinstance(view, PublicEvalView):
+    if isinstance(view, PublicEvalReport):
         return public_eval_sections(view, ids, prefix)
     return eceb_sections(view, ids, prefix)
 
@@ -117,10 +117,10 @@ def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, s
                 if red.estimate is not None:
                     rows.append((f"CEF context reduction {comp.condition}",
                                  f"{red.estimate * 100:.1f}%"))
-        elif isinstance(view, PublicEvalView):
+        elif isinstance(view, PublicEvalReport):
             rows += [("public-eval status", view.status),
-                     ("resolve-rate delta (pp)", f"{view.delta_pp:+.2f}"),
-                     ("margin (pp)", f"{view.margin_pp:g}")]
+                     ("resolve-rate delta (pp)", f"{view.quality.resolved_delta_pp:+.2f}"),
+                     ("margin (pp)", f"{view.quality.margin_pp:g}")]
         else:
             rows += [("ECEB claim class", view.claim_reported),
                      ("ECEB tasks qualified", f"{view.qualified} / {view.tasks_total}"),
