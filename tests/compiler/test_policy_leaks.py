@@ -310,3 +310,22 @@ def test_a_bare_name_that_is_also_a_root_path_is_refused_when_others_share_it(
         Policy(("internal",), ("A.md",)).resolved_for(corpus)
     bound = Policy(("internal",), ("d/A.md",)).resolved_for(corpus)
     assert bound.denied_artifacts == ("d/A.md",)
+
+
+def test_a_bare_name_that_folds_to_one_file_and_names_another_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "a.md" folds to the root file A.md and is the exact name of d/a.md: refused, exit 2,
+    # rather than binding to A.md and sending d/a.md (found by the property test below).
+    root = tmp_path / "c"
+    (root / "d").mkdir(parents=True)
+    for name in ("A", "B", "AA", "AAA", "d/a"):
+        (root / f"{name}.md").write_text(f"zq{name.replace('/', '')}secret rotation\n")
+    code, out, err = _compile(capsys, root, "--deny", "a.md",
+                              "--strategy", "full_permitted_context")
+    assert code == 2 and out == ""
+    assert "'A.md', 'd/a.md'" in err and err.count("\n") == 1
+    code, out, err = _compile(capsys, root, "--deny", "d/a.md",
+                              "--strategy", "full_permitted_context")
+    assert code == 0, err
+    assert "zqdasecret" not in out and "zqAsecret" in out

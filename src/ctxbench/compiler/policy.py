@@ -192,6 +192,12 @@ def _denied(value: str, corpus: Corpus) -> tuple[str, ...]:
         return tuple(dict.fromkeys(exact))
     for form in forms:  # case-insensitive: one file, or one directory's files
         folded = _fold(form)
+        if "/" not in form:
+            # "a.md" folds to the root file "A.md" and is also the name of d/a.md: which
+            # one was meant is not known, so the entry is refused (fail-closed).
+            named = [i for i in ids if _fold(paths[i].rsplit("/", 1)[-1]) == folded]
+            if len(named) > 1:
+                raise _ambiguous(shown, named, paths, "share this file name")
         files = [i for i in ids if _fold(i) == folded or _fold(paths[i]) == folded]
         if len(files) > 1:
             raise _ambiguous(shown, files, paths, "differ only in case")
