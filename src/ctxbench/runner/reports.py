@@ -8,8 +8,9 @@ The reports are written by the same library functions as ``ctxbench cef analyze`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import CtxbenchError, atomic_write_json, atomic_write_text, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
@@ -18,6 +19,9 @@ from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
+
+if TYPE_CHECKING:
+    from ctxbench.protocols.eceb.report import Report as EcebReport
 
 __all__ = ["SCORER_RUBRIC", "cef_verdicts", "eceb_verdicts", "write_prereg", "write_reports"]
 
@@ -61,18 +65,18 @@ def cef_verdicts(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def eceb_verdicts(report: dict[str, Any]) -> list[str]:
+def eceb_verdicts(report: EcebReport) -> list[str]:
     """One line per strategy: how many tasks qualified (numerator/denominator)."""
     lines = []
-    for strategy, agg in report.get("aggregate", {}).items():
-        if not isinstance(agg, dict):
+    for strategy, agg in report.aggregate.items():
+        if agg is None:
             lines.append(f"ECEB {strategy}: not run")
             continue
-        qualified = agg.get("qualified_tasks", {})
-        savings = agg.get("mean_token_savings_bps")
-        shown = f", mean token savings {savings / 100:.1f}%" if isinstance(savings, int) else ""
-        lines.append(f"ECEB {strategy}: {qualified.get('numerator')}/"
-                     f"{qualified.get('denominator')} tasks qualified{shown}")
+        qualified = agg.qualified_tasks
+        savings = agg.mean_token_savings_bps
+        shown = f", mean token savings {savings / 100:.1f}%" if savings is not None else ""
+        lines.append(f"ECEB {strategy}: {qualified.numerator}/"
+                     f"{qualified.denominator} tasks qualified{shown}")
     return lines
 
 
@@ -168,7 +172,8 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
                      "response, or a prompt the runtime rejected) are not ECEB observations; "
                      "their groups fail the repetitions gate; they remain in trials.jsonl and "
                      "count as failures in the CEF report")
-    _write_pair(out / "eceb-report.json", out / "eceb-report.md", _noted(report, notes))
+    report = replace(report, notes=tuple(notes))
+    _write_pair(out / "eceb-report.json", out / "eceb-report.md", report.to_json())
     lines = eceb_verdicts(report)
     if omitted:
         lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "

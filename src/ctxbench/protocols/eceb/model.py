@@ -8,7 +8,7 @@ validate each field against the spec before constructing it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "BENCHMARK_SCHEMA",
@@ -27,10 +27,10 @@ __all__ = [
     "Task",
 ]
 
-SPEC_URN = "urn:symgliph:spec:eceb:0.1"
+SPEC_URN: Final = "urn:symgliph:spec:eceb:0.1"
 BENCHMARK_SCHEMA = "symgliph.eceb/benchmark-v0.1"
 RUN_SCHEMA = "symgliph.eceb/run-v0.1"
-REPORT_SCHEMA = "symgliph.eceb/report-v0.1"
+REPORT_SCHEMA: Final = "symgliph.eceb/report-v0.1"
 
 KINDS: tuple[str, ...] = (
     "code", "rfc", "runbook", "pull_request", "chat", "issue", "api_spec",

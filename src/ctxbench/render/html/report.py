@@ -14,10 +14,10 @@ from urllib.parse import quote
 
 from ctxbench.core import atomic_write_text
 from ctxbench.core.node import Node
+from ctxbench.protocols.eceb.report import Report as EcebView
 from ctxbench.render.html.cef_page import cef_sections
 from ctxbench.render.html.cef_view import CefView, read_cef
 from ctxbench.render.html.eceb_page import bps, eceb_sections
-from ctxbench.render.html.eceb_view import EcebView, read_eceb
 from ctxbench.render.html.page import Section, document, kv_table, table
 from ctxbench.render.html.public_eval_page import public_eval_sections
 from ctxbench.render.html.public_eval_view import PublicEvalView, read_public_eval
@@ -35,7 +35,7 @@ def _read(kind: str, doc: Node) -> View:
         return read_cef(doc)
     if kind == "public_eval":
         return read_public_eval(doc)
-    return read_eceb(doc)
+    return EcebView.from_json(doc)
 
 
 def _sections(view: View, ids: Ids, prefix: str) -> list[Section]:
@@ -121,11 +121,12 @@ def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, s
                      ("resolve-rate delta (pp)", f"{view.delta_pp:+.2f}"),
                      ("margin (pp)", f"{view.margin_pp:g}")]
         else:
-            rows += [("ECEB claim class", view.claim_reported),
-                     ("ECEB tasks qualified", f"{view.qualified} / {view.tasks_total}"),
-                     ("ECEB corpus root", view.corpus_root[:16])]
-            rows += [(f"ECEB {a.strategy} mean token savings", bps(a.mean_token_savings_bps))
-                     for a in view.aggregates]
+            rows += [("ECEB claim class", view.claim_class.reported),
+                     ("ECEB tasks qualified",
+                      f"{view.summary.qualified} / {view.summary.tasks}"),
+                     ("ECEB corpus root", view.corpus.root[:16])]
+            rows += [(f"ECEB {name} mean token savings", bps(a.mean_token_savings_bps))
+                     for name, a in view.aggregate.items() if a is not None]
     return rows
 
 
