@@ -84,8 +84,8 @@ class JsonModel:
         for key, value in node.value.items():
             if key not in plan:
                 raise PointerError(node.path, pointer_join(node.pointer, key),
-                                   f"expected no member {key!r} (not part of this format), "
-                                   f"got {describe_value(value)}")
+                                   "expected no such member (the format does not define "
+                                   f"it), got {describe_value(value)}")
         return cls(**values)
 
 
