@@ -25,7 +25,6 @@ from pathlib import Path
 from ctxbench.core import blake3_file, blake3_hex
 from ctxbench.protocols.eceb import (
     BENCHMARK_SCHEMA,
-    RUN_SCHEMA,
     SPEC_URN,
     Artifact,
     Benchmark,
@@ -40,6 +39,7 @@ from ctxbench.protocols.eceb import (
     parse_benchmark,
     verify_corpus,
 )
+from ctxbench.protocols.eceb.model import Scalars
 
 GIB = 1 << 30
 
@@ -138,10 +138,13 @@ def bench_evaluate() -> None:
                     blake3_hex(f"{t}|{b}".encode()), len(observations)))
     bench = Benchmark("bench", "conformance_seed", corpus_root(artifacts), artifacts,
                       tuple(tasks))
-    run = Run("r", "bench", bench.root, "conformance_seed", {"name": "s", "revision": "1"},
-              {"provider": "p", "name": "m"}, {"profile": "p", "model": "j",
-                                               "rubric_blake3": "0" * 64, "human_review": "none"},
-              {"name": "cl100k_base"}, {"source": "s", "date": "2026-01-01"}, {},
+    run = Run("r", "bench", bench.root, "conformance_seed",
+              Scalars.of({"name": "s", "revision": "1"}),
+              Scalars.of({"provider": "p", "name": "m"}),
+              Scalars.of({"profile": "p", "model": "j", "rubric_blake3": "0" * 64,
+                          "human_review": "none"}),
+              Scalars.of({"name": "cl100k_base"}),
+              Scalars.of({"source": "s", "date": "2026-01-01"}), Scalars.of({}),
               tuple(observations), path="run.json")
     check = CorpusCheck("corpus", bench.root, len(artifacts), 0, ())
     compiled = sum(1 for o in observations if o.strategy == "compiled")
@@ -151,29 +154,10 @@ def bench_evaluate() -> None:
           f"(target < 10 s)")
     with tempfile.TemporaryDirectory(prefix="ctxbench-eceb-run-", dir="/tmp") as tmp:
         path = Path(tmp) / "run.json"
-        path.write_text(json.dumps(_run_doc(run)), encoding="utf-8")
+        path.write_text(json.dumps(run.to_json()), encoding="utf-8")
         seconds = _best(lambda: load_run(path), repeat=1)
         print(f"load and validate that run from JSON "
               f"({path.stat().st_size / 1e6:.0f} MB): {seconds:.3f} s")
-
-
-def _run_doc(run: Run) -> dict[str, object]:
-    return {
-        "schema": RUN_SCHEMA, "spec": SPEC_URN,
-        "run_id": run.run_id, "benchmark_id": run.benchmark_id, "corpus_root": run.corpus_root,
-        "claim_class": run.claim_class, "system": run.system, "model": run.model,
-        "judge": run.judge, "tokenizer": run.tokenizer, "pricing": run.pricing,
-        "decoding": run.decoding,
-        "observations": [{
-            "task_id": o.task_id, "strategy": o.strategy, "budget": o.budget,
-            "repetition": o.repetition, "input_tokens": o.input_tokens,
-            "output_tokens": o.output_tokens, "input_cost_micro_usd": o.input_cost_micro_usd,
-            "output_cost_micro_usd": o.output_cost_micro_usd, "latency_ms": o.latency_ms,
-            "quality_milli": o.quality_milli, "answer": o.answer,
-            "selected_artifacts": [{"artifact_id": s.artifact_id, "blake3": s.blake3}
-                                   for s in o.selected_artifacts],
-            "context_blake3": o.context_blake3} for o in run.observations],
-    }
 
 
 if __name__ == "__main__":

@@ -131,7 +131,7 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
           judge_used: Judge | None, evaluated: str = "compiled",
           ) -> tuple[dict[str, Path], list[str]]:
     """ECEB run and report; for a plugin strategy (``evaluated``) under ``eceb-NAME/``."""
-    from ctxbench.protocols.eceb import evaluate, load_run, verify_corpus
+    from ctxbench.protocols.eceb import evaluate, parse_run, verify_corpus
 
     out = trials_path.parent
     if evaluated != "compiled":
@@ -158,10 +158,11 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
                               judge=judge, pricing_identity=pricing, pricing=snapshot,
                               evaluated=evaluated)
     run_path = out / "eceb-run.json"
-    atomic_write_json(run_path, document)
+    run = parse_run(document, path=str(run_path))  # validated, then written from the record
+    atomic_write_json(run_path, run.to_json())
     assert workload.corpus_dir is not None
     check = verify_corpus(workload.benchmark, workload.corpus_dir)
-    report = evaluate(workload.benchmark, load_run(run_path), check)
+    report = evaluate(workload.benchmark, run, check)
     prefix = "" if evaluated == "compiled" else f"eceb-{evaluated}/"
     paths = {f"{prefix}eceb-run.json": run_path,
              f"{prefix}eceb-report.json": out / "eceb-report.json",

@@ -321,6 +321,8 @@ BAD = [
      "report.json: /gates: expected the seven gates in §11 order"),
     (lambda d: d.__setitem__("notes", []),
      "report.json: /notes: expected at least one note"),
+    (lambda d: d.__setitem__("notes", ["fixture", ""]),
+     "report.json: /notes/1: expected a non-empty note, got the empty string"),
     (lambda d: d["tasks"][3].__setitem__("naive_top_k", {}),
      "report.json: /tasks/3/naive_top_k/qualified: required field is missing"),
 ]

@@ -35,16 +35,12 @@ class GroupResult:
     budget: int | None
     observations: tuple[Observation, ...]
     gates: Gates
+    passed: bool  # no gate failed
     failures: tuple[Failure, ...]
     policy_violations: int
     provenance_failures: int
     covered: int
     coverage_total: int
-
-    @property
-    def passed(self) -> bool:
-        """The group passes when no gate failed (the one definition of a passing group)."""
-        return all(status != "fail" for _, status in self.gates.items())
 
     @property
     def repeatable(self) -> bool:
@@ -140,12 +136,10 @@ def evaluate_group(benchmark: Benchmark, task: Task, strategy: StrategyName,
         fail("repeatability", "context_mismatch",
              f"repetitions rendered {len(digests)} different contexts: {parts}", None)
     failed = {f.gate for f in failures}
-
-    def status(gate: GateName) -> GateStatus:
-        # Each gate's status is decided here and nowhere else.
-        return "not_applicable" if gate not in applicable else (
-            "fail" if gate in failed else "pass")
-
-    gates = Gates(*(status(g) for g in GATES))
-    return GroupResult(strategy, budget, obs, gates, tuple(failures), policy, provenance,
-                       covered, len(task.required_artifacts) * len(obs))
+    # Each gate's status, and so whether the group passed, is decided here and nowhere else.
+    statuses: list[GateStatus] = [
+        "not_applicable" if g not in applicable else "fail" if g in failed else "pass"
+        for g in GATES]
+    gates = Gates(*statuses)
+    return GroupResult(strategy, budget, obs, gates, "fail" not in statuses, tuple(failures),
+                       policy, provenance, covered, len(task.required_artifacts) * len(obs))

@@ -20,12 +20,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from ctxbench.core.errors import PointerError
 from ctxbench.core.jsonmodel import JsonModel, json_number, omit_empty
 from ctxbench.core.node import Node
-from ctxbench.protocols.eceb.model import REPORT_SCHEMA
+from ctxbench.protocols.eceb.model import (
+    REPORT_SCHEMA,
+    ClaimName,
+    Scalar,
+    Scalars,
+    StrategyName,
+)
 
 __all__ = [
     "GATES",
@@ -54,9 +60,6 @@ __all__ = [
     "shown",
 ]
 
-ClaimName = Literal["conformance_seed", "public_reproduction", "enterprise_proxy",
-                    "enterprise_validated"]
-StrategyName = Literal["full_permitted_context", "naive_top_k", "compiled"]
 GateName = Literal["repetitions", "budget", "quality", "answer_terms", "provenance", "policy",
                    "repeatability"]
 GateStatus = Literal["pass", "fail", "not_applicable"]
@@ -64,7 +67,6 @@ FailureCode = Literal["missing_repetition", "budget_overflow", "quality_below_fl
                       "missing_answer_term", "stale_digest", "required_not_selected",
                       "unknown_artifact", "disallowed_classification", "denied_artifact",
                       "context_mismatch"]
-Scalar = str | int | bool | None
 # The seven mandatory gates of §11, in the order every table shows them.
 GATES: tuple[GateName, ...] = ("repetitions", "budget", "quality", "answer_terms",
                                "provenance", "policy", "repeatability")
@@ -73,35 +75,6 @@ GATES: tuple[GateName, ...] = ("repetitions", "budget", "quality", "answer_terms
 def shown(value: Fraction | None) -> int | float | None:
     """A mean as the report writes it (integer when whole, else 3 decimals)."""
     return json_number(value, Report.json_decimals)
-
-
-@dataclass(frozen=True, slots=True)
-class Scalars:
-    """An identity object (system, model, judge, ...): string keys to scalar values, in order."""
-
-    items: tuple[tuple[str, Scalar], ...]
-
-    def get(self, key: str) -> Scalar:
-        """The value of ``key``, or None when absent."""
-        return next((v for k, v in self.items if k == key), None)
-
-    def to_json(self) -> dict[str, Scalar]:
-        return dict(self.items)
-
-    @classmethod
-    def from_json(cls, node: Node) -> Self:
-        items: list[tuple[str, Scalar]] = []
-        for key, member in node.entries():
-            value = member.value
-            if value is not None and not isinstance(value, str | int | bool):
-                raise member.fail("a string, an integer, a boolean or null")
-            items.append((key, value))
-        return cls(tuple(items))
-
-    @classmethod
-    def of(cls, mapping: dict[str, Any]) -> Self:
-        """From a run's validated identity object (its values are scalars)."""
-        return cls(tuple(mapping.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,8 +316,11 @@ class Report(JsonModel):
         if report.gates != GATES:
             raise node.at("gates").fail("the seven gates in §11 order: "
                                         + ", ".join(GATES))
-        notes = node.value.get("notes")
-        if notes == []:
+        if node.value.get("notes") == []:
             raise PointerError(node.path, "/notes", "expected at least one note (the member "
                                "is left out when there is none), got an empty array")
+        for k, note in enumerate(report.notes):
+            if not note:
+                raise PointerError(node.path, f"/notes/{k}", "expected a non-empty note, got "
+                                   "the empty string")
         return report
