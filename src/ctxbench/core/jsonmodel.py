@@ -9,8 +9,9 @@ the read with the file and JSON pointer, e.g. ``report.json: /tasks/3/budgets/0/
 expected a boolean, got the string "yes"``. Nothing is coerced or defaulted.
 
 Annotations understood: ``str``, ``int`` (not a boolean), ``bool``, ``Fraction`` (an exact
-number; written as an integer when whole, otherwise rounded to ``json_decimals`` places,
-which is the only rounding a model's document undergoes), ``Literal[...]`` of strings or
+number; written as an integer when whole, otherwise rounded to ``json_decimals`` places),
+``float`` (written as is, or rounded to the places its :func:`rounded` metadata gives; these
+are the only roundings a model's document undergoes), ``Literal[...]`` of strings or
 booleans (closed sets and constants), ``tuple[T, ...]`` (a JSON array), another model or
 any class with ``to_json``/``from_json``, and ``T | None`` of these (the member must be
 present and may be null). A field declared with :func:`omit_empty` may be absent, and is
@@ -33,15 +34,22 @@ from typing import Any, ClassVar, Literal, Self, get_args, get_origin
 from ctxbench.core.errors import PointerError, describe_value, pointer_join
 from ctxbench.core.node import Node
 
-__all__ = ["JsonModel", "field_kinds", "json_number", "omit_empty"]
+__all__ = ["JsonModel", "field_kinds", "json_number", "omit_empty", "rounded"]
 
 _Reader = Callable[[Node], Any]
 _OMIT = "ctxbench.omit_empty"
+_DECIMALS = "ctxbench.decimals"
 
 
 def omit_empty() -> Any:
     """A tuple field that may be absent (read as empty) and is not written when empty."""
     return dataclasses.field(default=(), metadata={_OMIT: True})
+
+
+def rounded(decimals: int) -> dict[str, int]:
+    """Field metadata: a ``float`` written rounded to ``decimals`` places (kept exact in the
+    model), as in ``recall: float = field(metadata=rounded(4))``."""
+    return {_DECIMALS: decimals}
 
 
 def json_number(value: Fraction | None, decimals: int = 3) -> int | float | None:
@@ -65,6 +73,10 @@ class JsonModel:
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
             if f.metadata.get(_OMIT) and not value:
+                continue
+            places = f.metadata.get(_DECIMALS)
+            if places is not None and isinstance(value, float):
+                out[f.name] = round(value, places)
                 continue
             out[f.name] = _dump(value, self.json_decimals)
         return out
@@ -141,6 +153,8 @@ def _reader(kind: Any) -> _Reader:
         return Node.int_
     if kind is Fraction:
         return _fraction
+    if kind is float:
+        return _float
     if isinstance(kind, type) and hasattr(kind, "from_json"):
         return typing.cast(_Reader, kind.from_json)
     raise TypeError(f"unsupported annotation {kind!r}")
@@ -175,3 +189,10 @@ def _fraction(node: Node) -> Fraction:
     if not math.isfinite(value):
         raise node.fail("a finite number")
     return Fraction(repr(value))
+
+
+def _float(node: Node) -> float:
+    value = node.num()
+    if not math.isfinite(value):
+        raise node.fail("a finite number")
+    return value

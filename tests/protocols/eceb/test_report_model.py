@@ -8,11 +8,9 @@ import functools
 import importlib
 import json
 import random
-import types
-import typing
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, get_args
 
 import jsonschema
 import pytest
@@ -20,7 +18,7 @@ import pytest
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
 from ctxbench.core import InputError, PointerError, report_json_bytes
-from ctxbench.core.jsonmodel import JsonModel, field_kinds
+from ctxbench.core.jsonmodel import field_kinds
 from ctxbench.core.node import Node
 from ctxbench.protocols.eceb import (
     CLAIM_CLASSES,
@@ -39,13 +37,13 @@ from ctxbench.protocols.eceb.report import (
     ClaimName,
     GateName,
     Report,
-    Scalars,
     StrategyName,
 )
 from ctxbench.render.eceb import render_markdown
 from ctxbench.render.html.eceb_page import eceb_sections, task_failures
 from ctxbench.render.html.svg import Ids
 from ctxbench.schemas import load_schema
+from model_schema import agree_object
 
 # the module, not the function the package exports under the same name
 evaluate_module = importlib.import_module("ctxbench.protocols.eceb.evaluate")
@@ -186,75 +184,8 @@ def test_notes_round_trip_and_are_left_out_when_empty() -> None:
 # -- the model and the schema describe the same document -------------------------------
 
 
-def _resolve(prop: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    ref = prop.get("$ref")
-    if ref is None:
-        return prop
-    node: Any = root
-    for part in ref.removeprefix("#/").split("/"):
-        node = node[part]
-    return typing.cast(dict[str, Any], node)
-
-
-def _split_null(kind: Any) -> tuple[Any, bool]:
-    if get_origin(kind) in (types.UnionType, typing.Union):
-        args = [a for a in get_args(kind) if a is not type(None)]
-        assert len(args) == 1, kind
-        return args[0], True
-    return kind, False
-
-
-def _schema_branch(prop: dict[str, Any], root: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The non-null alternative of a schema property and whether null is admitted."""
-    if "oneOf" in prop:
-        branches = [b for b in prop["oneOf"] if b != {"type": "null"}]
-        assert len(branches) == 1, prop
-        return _resolve(branches[0], root), len(branches) < len(prop["oneOf"])
-    types_ = prop.get("type")
-    if isinstance(types_, list):
-        rest = [t for t in types_ if t != "null"]
-        return {**prop, "type": rest[0] if len(rest) == 1 else rest}, "null" in types_
-    return _resolve(prop, root), False
-
-
-_SCALAR = {"type": ["string", "integer", "boolean", "null"]}
-_PRIMITIVE = {str: "string", int: "integer", bool: "boolean", Fraction: "number"}
-
-
-def _agree_value(kind: Any, prop: dict[str, Any], root: dict[str, Any], where: str) -> None:
-    inner, nullable = _split_null(kind)
-    branch, schema_nullable = _schema_branch(prop, root)
-    assert nullable == schema_nullable, f"{where}: nullability"
-    if get_origin(inner) is Literal:
-        options = list(get_args(inner))
-        assert (branch.get("enum") or [branch["const"]]) == options, where
-    elif get_origin(inner) is tuple:
-        item = get_args(inner)[0]
-        if "const" in branch:  # a constant array (the gate order)
-            assert get_origin(item) is Literal and branch["const"] == list(get_args(item))
-            return
-        assert branch["type"] == "array", where
-        _agree_value(item, branch["items"], root, where + "/*")
-    elif inner is Scalars:
-        assert branch["type"] == "object" and branch["additionalProperties"] == _SCALAR, where
-    elif isinstance(inner, type) and issubclass(inner, JsonModel):
-        _agree_object(inner, branch, root, where)
-    else:
-        assert branch["type"] == _PRIMITIVE[inner], where
-
-
-def _agree_object(cls: type, schema: dict[str, Any], root: dict[str, Any], where: str) -> None:
-    kinds = field_kinds(cls)
-    assert schema["type"] == "object" and schema["additionalProperties"] is False, where
-    assert set(kinds) == set(schema["properties"]), where
-    assert {n for n, (_, optional) in kinds.items() if not optional} == set(
-        schema["required"]), where
-    for name, (kind, _) in kinds.items():
-        _agree_value(kind, schema["properties"][name], root, f"{where}/{name}")
-
-
 def test_model_and_schema_describe_the_same_members() -> None:
-    _agree_object(Report, SCHEMA, SCHEMA, "")
+    agree_object(Report, SCHEMA, SCHEMA, "")
 
 
 def test_closed_sets_match_the_protocol_constants() -> None:
@@ -278,7 +209,7 @@ def test_agreement_check_notices_a_drift() -> None:
         drifted = copy.deepcopy(SCHEMA)
         edit(drifted)
         with pytest.raises(AssertionError):
-            _agree_object(Report, drifted, drifted, "")
+            agree_object(Report, drifted, drifted, "")
 
 
 # -- located errors --------------------------------------------------------------------
