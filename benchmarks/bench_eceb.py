@@ -7,8 +7,9 @@ Run: .venv/bin/python benchmarks/bench_eceb.py [--skip-rehash]
 2. re-hashing a 1 GiB corpus of 10,000 files with ``verify_corpus`` against hashing one
    1 GiB file with the same library (``blake3_file``); target: at least 70% of the
    single-file throughput. Files are created under /tmp and deleted afterwards;
-3. evaluating 10,000 tasks x 5 budgets x 3 repetitions (target: under 10 s), plus
-   loading that run from JSON.
+3. evaluating 10,000 tasks x 5 budgets x 3 repetitions (target: under 10 s), writing
+   and reading back that report through its typed model (``Report.to_json`` /
+   ``Report.from_json``), plus loading that run from JSON.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ctxbench.core import blake3_file, blake3_hex
+from ctxbench.core.node import Node
 from ctxbench.protocols.eceb import (
     BENCHMARK_SCHEMA,
     SPEC_URN,
@@ -40,6 +42,7 @@ from ctxbench.protocols.eceb import (
     verify_corpus,
 )
 from ctxbench.protocols.eceb.model import Scalars
+from ctxbench.protocols.eceb.report import Report
 
 GIB = 1 << 30
 
@@ -152,6 +155,12 @@ def bench_evaluate() -> None:
     print(f"evaluate 10,000 tasks x 5 budgets x 3 repetitions ({compiled:,} compiled + "
           f"{len(observations) - compiled:,} baseline observations): {seconds:.3f} s "
           f"(target < 10 s)")
+    report = evaluate(bench, run, check)
+    seconds = _best(report.to_json, repeat=2)
+    document = json.loads(json.dumps(report.to_json()))
+    print(f"that report to JSON (Report.to_json): {seconds:.3f} s")
+    seconds = _best(lambda: Report.from_json(Node("report.json", "", document)), repeat=2)
+    print(f"that report read back (Report.from_json, every member checked): {seconds:.3f} s")
     with tempfile.TemporaryDirectory(prefix="ctxbench-eceb-run-", dir="/tmp") as tmp:
         path = Path(tmp) / "run.json"
         path.write_text(json.dumps(run.to_json()), encoding="utf-8")

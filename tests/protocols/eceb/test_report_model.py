@@ -377,3 +377,16 @@ def test_renderers_read_verdicts_without_deciding_them() -> None:
 
 def test_input_error_is_the_base() -> None:
     assert issubclass(PointerError, InputError)
+
+
+def test_html_lists_each_failed_assertion_once() -> None:
+    """Baseline failures are part of a task's failures and are listed once, not twice."""
+    report = next(r for r in _reports() for t in r.tasks if t.baseline.failures)
+    total = sum(len(task_failures(t)) for t in report.tasks)
+    assert total == sum(len(t.failures) + (len(t.naive_top_k.failures) if t.naive_top_k
+                                           else 0) for t in report.tasks)
+    html = "".join(s.body for s in eceb_sections(report, Ids()))
+    assert f"All {total} failed assertions" in html
+    markdown = render_markdown(report)
+    assert markdown.count("\n- full_permitted_context @") == sum(
+        len(t.baseline.failures) for t in report.tasks)
