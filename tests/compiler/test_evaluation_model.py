@@ -52,6 +52,7 @@ def test_round_trip_and_schema_validation() -> None:
 
 def test_model_and_schema_describe_the_same_members() -> None:
     agree_object(EvaluationReport, SCHEMA, SCHEMA, "")
+    assert SCHEMA["properties"]["schema_version"]["const"] == EvaluationReport.VERSION
     drifted = copy.deepcopy(SCHEMA)
     drifted["properties"]["summary"]["items"]["required"].remove("latency_ms_p99")
     with pytest.raises(AssertionError):

@@ -13,7 +13,7 @@ latency to 3; summary: 4).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import ClassVar, Final, Literal
 
 from ctxbench.core.jsonmodel import JsonModel, rounded
 
@@ -60,6 +60,8 @@ class SummaryRow(JsonModel):
 class EvaluationReport(JsonModel):
     """Rows in (task, budget, strategy) order and their summary, with the benchmark and
     tokenizer named."""
+
+    VERSION: ClassVar[str] = EVALUATION_SCHEMA  # the schema this model reads and writes
 
     schema_version: Literal["ctxbench.compile-evaluation.v1"]
     benchmark_id: str

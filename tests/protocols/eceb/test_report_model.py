@@ -192,7 +192,7 @@ def test_closed_sets_match_the_protocol_constants() -> None:
     assert get_args(StrategyName) == STRATEGIES
     assert get_args(ClaimName) == CLAIM_CLASSES
     assert get_args(GateName) == GATES
-    assert get_args(field_kinds(Report)["schema"][0]) == (REPORT_SCHEMA,)
+    assert get_args(field_kinds(Report)["schema"][0]) == (REPORT_SCHEMA,) == (Report.VERSION,)
 
 
 def test_agreement_check_notices_a_drift() -> None:

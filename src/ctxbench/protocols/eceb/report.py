@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, Self
+from typing import ClassVar, Literal, Self
 
 from ctxbench.core.errors import PointerError
 from ctxbench.core.jsonmodel import JsonModel, json_number, omit_empty
@@ -290,6 +290,8 @@ class Report(JsonModel):
     and is left out of the document when there is none.
     """
 
+    VERSION: ClassVar[str] = REPORT_SCHEMA  # the schema this model reads and writes
+
     schema: Literal["symgliph.eceb/report-v0.1"]
     spec: Literal["urn:symgliph:spec:eceb:0.1"]
     benchmark_id: str
@@ -308,10 +310,10 @@ class Report(JsonModel):
     def from_json(cls, node: Node) -> Self:
         if not isinstance(node.value, dict):
             raise node.fail("an object")
-        if node.value.get("schema") != REPORT_SCHEMA:
+        if node.value.get("schema") != cls.VERSION:
             # A report of another ECEB version is refused as such, before any other member
             # could be misread under this version's layout.
-            raise node.at("schema").fail(f'"{REPORT_SCHEMA}" (an ECEB-0.1 report)')
+            raise node.at("schema").fail(f'"{cls.VERSION}" (an ECEB-0.1 report)')
         report = super(Report, cls).from_json(node)
         if report.gates != GATES:
             raise node.at("gates").fail("the seven gates in §11 order: "
