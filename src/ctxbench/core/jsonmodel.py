@@ -70,21 +70,25 @@ class JsonModel:
     def to_json(self) -> dict[str, Any]:
         """The document of this model: every field by name, in declaration order."""
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            if f.metadata.get(_OMIT) and not value:
+        decimals = self.json_decimals
+        for name, omit, places in _layout(type(self)):
+            value = getattr(self, name)
+            if omit and not value:
                 continue
-            places = f.metadata.get(_DECIMALS)
-            if places is not None and isinstance(value, float):
-                out[f.name] = round(value, places)
-                continue
-            out[f.name] = _dump(value, self.json_decimals)
+            if places is not None and type(value) is float:
+                out[name] = round(value, places)
+            else:
+                out[name] = _dump(value, decimals)
         return out
 
     @classmethod
     def from_json(cls, node: Node) -> Self:
         """Read a decoded document; any missing, mistyped or unknown member raises
         :class:`~ctxbench.core.errors.PointerError` naming the file and JSON pointer."""
+        try:  # a valid document is read without building a pointer for every member
+            return typing.cast(Self, _fast_object(cls)(node.value))
+        except _Mismatch:
+            pass
         plan = _plan(cls)
         if not isinstance(node.value, dict):
             raise node.fail("an object")
@@ -106,6 +110,18 @@ def field_kinds(cls: type) -> dict[str, tuple[Any, bool]]:
     hints = typing.get_type_hints(cls)
     return {f.name: (hints[f.name], bool(f.metadata.get(_OMIT)))
             for f in dataclasses.fields(cls)}
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, bool, int | None], ...]] = {}
+
+
+def _layout(cls: type) -> tuple[tuple[str, bool, int | None], ...]:
+    layout = _LAYOUTS.get(cls)
+    if layout is None:
+        layout = tuple((f.name, bool(f.metadata.get(_OMIT)), f.metadata.get(_DECIMALS))
+                       for f in dataclasses.fields(cls))
+        _LAYOUTS[cls] = layout
+    return layout
 
 
 def _dump(value: Any, decimals: int) -> Any:
@@ -196,3 +212,94 @@ def _float(node: Node) -> float:
     if not math.isfinite(value):
         raise node.fail("a finite number")
     return value
+
+
+# -- the fast path ---------------------------------------------------------------------
+# The same annotations read a valid document without Node objects or pointers. Anything it
+# does not accept raises _Mismatch, and from_json then reads the document again through
+# Node, which names the first offending member. The fast path accepts nothing the located
+# path refuses (the error tests would then see no error).
+
+
+class _Mismatch(Exception):
+    pass
+
+
+_MISMATCH = _Mismatch()
+_Fast = Callable[[Any], Any]
+_FAST: dict[type, tuple[frozenset[str], tuple[tuple[str, _Fast, bool], ...]]] = {}
+
+
+def _fast_object(cls: type) -> _Fast:
+    def read(value: Any) -> Any:
+        plan = _FAST.get(cls)
+        if plan is None:
+            plan = _FAST[cls] = (frozenset(_plan(cls)), tuple(
+                (name, _fast(kind), optional)
+                for name, (kind, optional) in field_kinds(cls).items()))
+        names, fields = plan
+        if type(value) is not dict or not value.keys() <= names:
+            raise _MISMATCH
+        values = {}
+        for name, convert, optional in fields:
+            if name in value:
+                values[name] = convert(value[name])
+            elif not optional:
+                raise _MISMATCH
+        return cls(**values)
+
+    return read
+
+
+def _fast(kind: Any) -> _Fast:
+    origin, args = get_origin(kind), get_args(kind)
+    if origin in (types.UnionType, typing.Union):
+        inner = _fast(next(a for a in args if a is not type(None)))
+        return lambda v: None if v is None else inner(v)
+    if origin is tuple:
+        item = _fast(args[0])
+
+        def items(v: Any) -> tuple[Any, ...]:
+            if type(v) is not list:
+                raise _MISMATCH
+            return tuple([item(x) for x in v])
+
+        return items
+    if origin is Literal:
+        table = {(type(o), o): o for o in args}
+
+        def literal(v: Any) -> Any:
+            try:
+                return table[(type(v), v)]
+            except (KeyError, TypeError):
+                raise _MISMATCH from None
+
+        return literal
+    if kind in (str, int, bool):
+        def exact(v: Any) -> Any:
+            if type(v) is not kind:
+                raise _MISMATCH
+            return v
+
+        return exact
+    if kind is Fraction or kind is float:
+        def number(v: Any) -> Any:
+            if type(v) is int:
+                return kind(v)
+            if type(v) is float and math.isfinite(v):
+                return Fraction(repr(v)) if kind is Fraction else v
+            raise _MISMATCH
+
+        return number
+    if (isinstance(kind, type) and issubclass(kind, JsonModel)
+            and kind.from_json.__func__ is JsonModel.from_json.__func__):  # type: ignore[attr-defined]
+        return _fast_object(kind)
+    located = _reader(kind)  # a class with its own from_json (e.g. an open object)
+
+    def other(v: Any) -> Any:
+        try:
+            return located(Node("", "", v))
+        except PointerError:
+            raise _MISMATCH from None
+
+    return other
