@@ -390,3 +390,19 @@ def test_html_lists_each_failed_assertion_once() -> None:
     markdown = render_markdown(report)
     assert markdown.count("\n- full_permitted_context @") == sum(
         len(t.baseline.failures) for t in report.tasks)
+
+
+def test_the_located_read_gives_the_same_model_as_the_fast_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.core import jsonmodel
+
+    docs = [_golden_doc(), *(json.loads(json.dumps(r.to_json())) for r in _reports()[:4])]
+    fast = [_read(d) for d in docs]
+
+    def refuse(cls: type) -> Any:
+        def read(value: Any) -> Any:
+            raise jsonmodel._MISMATCH
+        return read
+
+    monkeypatch.setattr(jsonmodel, "_fast_object", refuse)
+    assert [_read(d) for d in docs] == fast
