@@ -7,8 +7,9 @@ Run: .venv/bin/python benchmarks/bench_eceb.py [--skip-rehash]
 2. re-hashing a 1 GiB corpus of 10,000 files with ``verify_corpus`` against hashing one
    1 GiB file with the same library (``blake3_file``); target: at least 70% of the
    single-file throughput. Files are created under /tmp and deleted afterwards;
-3. evaluating 10,000 tasks x 5 budgets x 3 repetitions (target: under 10 s), plus
-   loading that run from JSON.
+3. evaluating 10,000 tasks x 5 budgets x 3 repetitions (target: under 10 s), writing
+   and reading back that report through its typed model (``Report.to_json`` /
+   ``Report.from_json``), plus loading that run from JSON.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ctxbench.core import blake3_file, blake3_hex
+from ctxbench.core.node import Node
 from ctxbench.protocols.eceb import (
     BENCHMARK_SCHEMA,
-    RUN_SCHEMA,
     SPEC_URN,
     Artifact,
     Benchmark,
@@ -40,6 +41,8 @@ from ctxbench.protocols.eceb import (
     parse_benchmark,
     verify_corpus,
 )
+from ctxbench.protocols.eceb.model import Scalars
+from ctxbench.protocols.eceb.report import Report
 
 GIB = 1 << 30
 
@@ -138,10 +141,13 @@ def bench_evaluate() -> None:
                     blake3_hex(f"{t}|{b}".encode()), len(observations)))
     bench = Benchmark("bench", "conformance_seed", corpus_root(artifacts), artifacts,
                       tuple(tasks))
-    run = Run("r", "bench", bench.root, "conformance_seed", {"name": "s", "revision": "1"},
-              {"provider": "p", "name": "m"}, {"profile": "p", "model": "j",
-                                               "rubric_blake3": "0" * 64, "human_review": "none"},
-              {"name": "cl100k_base"}, {"source": "s", "date": "2026-01-01"}, {},
+    run = Run("r", "bench", bench.root, "conformance_seed",
+              Scalars.of({"name": "s", "revision": "1"}),
+              Scalars.of({"provider": "p", "name": "m"}),
+              Scalars.of({"profile": "p", "model": "j", "rubric_blake3": "0" * 64,
+                          "human_review": "none"}),
+              Scalars.of({"name": "cl100k_base"}),
+              Scalars.of({"source": "s", "date": "2026-01-01"}), Scalars.of({}),
               tuple(observations), path="run.json")
     check = CorpusCheck("corpus", bench.root, len(artifacts), 0, ())
     compiled = sum(1 for o in observations if o.strategy == "compiled")
@@ -149,31 +155,18 @@ def bench_evaluate() -> None:
     print(f"evaluate 10,000 tasks x 5 budgets x 3 repetitions ({compiled:,} compiled + "
           f"{len(observations) - compiled:,} baseline observations): {seconds:.3f} s "
           f"(target < 10 s)")
+    report = evaluate(bench, run, check)
+    seconds = _best(report.to_json, repeat=2)
+    document = json.loads(json.dumps(report.to_json()))
+    print(f"that report to JSON (Report.to_json): {seconds:.3f} s")
+    seconds = _best(lambda: Report.from_json(Node("report.json", "", document)), repeat=2)
+    print(f"that report read back (Report.from_json, every member checked): {seconds:.3f} s")
     with tempfile.TemporaryDirectory(prefix="ctxbench-eceb-run-", dir="/tmp") as tmp:
         path = Path(tmp) / "run.json"
-        path.write_text(json.dumps(_run_doc(run)), encoding="utf-8")
+        path.write_text(json.dumps(run.to_json()), encoding="utf-8")
         seconds = _best(lambda: load_run(path), repeat=1)
         print(f"load and validate that run from JSON "
               f"({path.stat().st_size / 1e6:.0f} MB): {seconds:.3f} s")
-
-
-def _run_doc(run: Run) -> dict[str, object]:
-    return {
-        "schema": RUN_SCHEMA, "spec": SPEC_URN,
-        "run_id": run.run_id, "benchmark_id": run.benchmark_id, "corpus_root": run.corpus_root,
-        "claim_class": run.claim_class, "system": run.system, "model": run.model,
-        "judge": run.judge, "tokenizer": run.tokenizer, "pricing": run.pricing,
-        "decoding": run.decoding,
-        "observations": [{
-            "task_id": o.task_id, "strategy": o.strategy, "budget": o.budget,
-            "repetition": o.repetition, "input_tokens": o.input_tokens,
-            "output_tokens": o.output_tokens, "input_cost_micro_usd": o.input_cost_micro_usd,
-            "output_cost_micro_usd": o.output_cost_micro_usd, "latency_ms": o.latency_ms,
-            "quality_milli": o.quality_milli, "answer": o.answer,
-            "selected_artifacts": [{"artifact_id": s.artifact_id, "blake3": s.blake3}
-                                   for s in o.selected_artifacts],
-            "context_blake3": o.context_blake3} for o in run.observations],
-    }
 
 
 if __name__ == "__main__":

@@ -77,13 +77,13 @@ def evaluate(ctx: click.Context, benchmark: Path, run: Path, corpus: Path,
     """
     report = evaluate_files(benchmark, run, corpus)
     if output is None:
-        click.echo(report_json_bytes(report).decode("utf-8"), nl=False)
+        click.echo(report_json_bytes(report.to_json()).decode("utf-8"), nl=False)
     else:
-        atomic_write_json(output, report)
-        summary = report["summary"]
-        click.echo(f"{summary['qualified']}/{summary['tasks']} tasks qualified -> {output}")
-    if check and not report["summary"]["all_qualified"]:
-        failed = [t["task_id"] for t in report["tasks"] if not t["qualified"]]
+        atomic_write_json(output, report.to_json())
+        summary = report.summary
+        click.echo(f"{summary.qualified}/{summary.tasks} tasks qualified -> {output}")
+    if check and not report.summary.all_qualified:
+        failed = [t.task_id for t in report.tasks if not t.qualified]
         ctx.exit(fail_check("task(s) did not qualify: " + ", ".join(failed)))
 
 
@@ -98,7 +98,7 @@ def render(report: Path, output: Path | None) -> None:
       ctxbench eceb render report.json --output report.md
     """
     document = load_report(report)
-    text = with_notes(document, render_markdown(document))
+    text = with_notes(document.to_json(), render_markdown(document))
     if output is None:
         click.echo(text, nl=False)
     else:

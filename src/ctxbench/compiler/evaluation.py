@@ -17,12 +17,18 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ctxbench.compiler.api import benchmark_index
+from ctxbench.compiler.evaluation_model import (
+    EVALUATION_SCHEMA,
+    EvaluationReport,
+    EvaluationRow,
+    SummaryRow,
+)
 from ctxbench.compiler.external import compile_external, load_external_strategy
 from ctxbench.compiler.peer import PeerIndex
 from ctxbench.compiler.policy import Policy
@@ -30,79 +36,34 @@ from ctxbench.compiler.strategies import STRATEGIES, CompiledContext, compile_co
 from ctxbench.core import InputError
 
 __all__ = ["EVALUATION_SCHEMA", "PEER", "EvaluationReport", "EvaluationRow", "evaluate",
-           "render_evaluation"]
+           "render_evaluation", "summarize"]
 
-EVALUATION_SCHEMA = "ctxbench.compile-evaluation.v1"
 PEER = "chunk_bm25"
 
 
-@dataclass(frozen=True, slots=True)
-class EvaluationRow:
-    """One task, one budget, one strategy."""
-
-    task_id: str
-    budget: int
-    strategy: str
-    answer_present: bool
-    required_recall: float
-    tokens: int
-    header_tokens: int
-    over_budget: bool
-    restricted_bytes: int
-    latency_ms: float
-
-
-@dataclass(frozen=True, slots=True)
-class EvaluationReport:
-    """Rows in (task, budget, strategy) order, with the benchmark and tokenizer named."""
-
-    benchmark_id: str
-    tokenizer: str
-    strategies: tuple[str, ...]
-    budgets: tuple[int, ...]
-    rows: tuple[EvaluationRow, ...]
-
-    def summary(self) -> list[dict[str, Any]]:
-        """Per strategy and budget: rates, means, counts and latency percentiles."""
-        out = []
-        for strategy in self.strategies:
-            for budget in self.budgets:
-                rows = [r for r in self.rows if r.strategy == strategy and r.budget == budget]
-                if not rows:
-                    continue
-                latency = np.asarray([r.latency_ms for r in rows])
-                tokens = sum(r.tokens for r in rows)
-                out.append({
-                    "strategy": strategy, "budget": budget, "tasks": len(rows),
-                    "answer_present": sum(r.answer_present for r in rows),
-                    "answer_present_rate": sum(r.answer_present for r in rows) / len(rows),
-                    "required_recall": sum(r.required_recall for r in rows) / len(rows),
-                    "mean_tokens": tokens / len(rows),
-                    "header_share": sum(r.header_tokens for r in rows) / tokens if tokens else 0.0,
-                    "over_budget": sum(r.over_budget for r in rows),
-                    "restricted_bytes": sum(r.restricted_bytes for r in rows),
-                    "latency_ms_p50": float(np.percentile(latency, 50)),
-                    "latency_ms_p99": float(np.percentile(latency, 99)),
-                })
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": EVALUATION_SCHEMA,
-            "benchmark_id": self.benchmark_id,
-            "tokenizer": self.tokenizer,
-            "strategies": list(self.strategies),
-            "budgets": list(self.budgets),
-            "summary": [{k: round(v, 4) if isinstance(v, float) else v for k, v in s.items()}
-                        for s in self.summary()],
-            "rows": [{
-                "task_id": r.task_id, "budget": r.budget, "strategy": r.strategy,
-                "answer_present": r.answer_present,
-                "required_recall": round(r.required_recall, 4), "tokens": r.tokens,
-                "header_tokens": r.header_tokens, "over_budget": r.over_budget,
-                "restricted_bytes": r.restricted_bytes, "latency_ms": round(r.latency_ms, 3),
-            } for r in self.rows],
-        }
+def summarize(rows: Sequence[EvaluationRow], strategies: Sequence[str],
+              budgets: Sequence[int]) -> tuple[SummaryRow, ...]:
+    """Per strategy and budget: rates, means, counts and latency percentiles."""
+    out = []
+    for strategy in strategies:
+        for budget in budgets:
+            group = [r for r in rows if r.strategy == strategy and r.budget == budget]
+            if not group:
+                continue
+            latency = np.asarray([r.latency_ms for r in group])
+            tokens = sum(r.tokens for r in group)
+            present = sum(r.answer_present for r in group)
+            out.append(SummaryRow(
+                strategy=strategy, budget=budget, tasks=len(group), answer_present=present,
+                answer_present_rate=present / len(group),
+                required_recall=sum(r.required_recall for r in group) / len(group),
+                mean_tokens=tokens / len(group),
+                header_share=sum(r.header_tokens for r in group) / tokens if tokens else 0.0,
+                over_budget=sum(r.over_budget for r in group),
+                restricted_bytes=sum(r.restricted_bytes for r in group),
+                latency_ms_p50=float(np.percentile(latency, 50)),
+                latency_ms_p99=float(np.percentile(latency, 99))))
+    return tuple(out)
 
 
 def _check_strategies(strategies: tuple[str, ...]) -> None:
@@ -187,12 +148,13 @@ def evaluate(
                     len(required & set(ids)) / len(required) if required else 1.0,
                     tokens, max(0, header), tokens > budget, restricted, elapsed,
                 ))
-    return EvaluationReport(benchmark.benchmark_id, index.tokenizer.id, strategies,
-                            tuple(sorted(budgets)), tuple(rows))
+    ladder = tuple(sorted(budgets))
+    return EvaluationReport(EVALUATION_SCHEMA, benchmark.benchmark_id, index.tokenizer.id,
+                            strategies, ladder, summarize(rows, strategies, ladder), tuple(rows))
 
 
 def render_evaluation(report: EvaluationReport) -> str:
-    """The summary as a Markdown table."""
+    """The report's summary as a Markdown table (read from the model, nothing recomputed)."""
     lines = [
         f"{report.benchmark_id}: local token counts ({report.tokenizer}); answer = every "
         "evidence marker in the packet.",
@@ -201,11 +163,11 @@ def render_evaluation(report: EvaluationReport) -> str:
         "| over budget | restricted bytes | p50 ms | p99 ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for s in report.summary():
+    for s in report.summary:
         lines.append(
-            f"| {s['strategy']} | {s['budget']} | {s['answer_present']}/{s['tasks']} "
-            f"({s['answer_present_rate']:.0%}) | {s['required_recall']:.2f} | "
-            f"{s['mean_tokens']:.0f} | {s['header_share']:.1%} | {s['over_budget']} | "
-            f"{s['restricted_bytes']} | {s['latency_ms_p50']:.1f} | {s['latency_ms_p99']:.1f} |"
+            f"| {s.strategy} | {s.budget} | {s.answer_present}/{s.tasks} "
+            f"({s.answer_present_rate:.0%}) | {s.required_recall:.2f} | "
+            f"{s.mean_tokens:.0f} | {s.header_share:.1%} | {s.over_budget} | "
+            f"{s.restricted_bytes} | {s.latency_ms_p50:.1f} | {s.latency_ms_p99:.1f} |"
         )
     return "\n".join(lines) + "\n"

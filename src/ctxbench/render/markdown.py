@@ -28,8 +28,10 @@ def _body(report: dict[str, Any], where: str) -> str:
             from ctxbench.render.public_eval import render_markdown as public_eval
             return public_eval(PublicEvalReport.from_json(Node(where, "", report)))
         if version.startswith("symgliph.eceb/report-"):
+            from ctxbench.core.node import Node
+            from ctxbench.protocols.eceb.report import Report
             from ctxbench.render.eceb import render_markdown as eceb
-            return eceb(report)
+            return eceb(Report.from_json(Node(where, "", report)))
     raise PointerError(where, "/schema_version", "expected a CEF, public-eval or ECEB report, "
                        f"got {describe_value(version)}")
 

@@ -260,7 +260,7 @@ def _seed_conformance(out: Path) -> list[str]:
     paths = seed_paths()
     report = evaluate_files(paths.benchmark, paths.run, paths.corpus)
     target = out / "seed-conformance"
-    atomic_write_json(target / "eceb-report.json", report)
+    atomic_write_json(target / "eceb-report.json", report.to_json())
     atomic_write_text(target / "eceb-report.md", render_markdown(report))
     return [f"{line} (shipped conformance_seed run)" for line in eceb_verdicts(report)] + [
         f"seed-conformance report: {target / 'eceb-report.md'}"]

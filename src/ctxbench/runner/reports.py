@@ -8,6 +8,7 @@ The reports are written by the same library functions as ``ctxbench cef analyze`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from ctxbench.runner.workload import Workload
 
 if TYPE_CHECKING:
     from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.eceb.report import Report as EcebReport
 
 __all__ = ["SCORER_RUBRIC", "cef_verdicts", "eceb_verdicts", "write_prereg", "write_reports"]
 
@@ -62,18 +64,18 @@ def cef_verdicts(report: CefReport) -> list[str]:
     return lines
 
 
-def eceb_verdicts(report: dict[str, Any]) -> list[str]:
+def eceb_verdicts(report: EcebReport) -> list[str]:
     """One line per strategy: how many tasks qualified (numerator/denominator)."""
     lines = []
-    for strategy, agg in report.get("aggregate", {}).items():
-        if not isinstance(agg, dict):
+    for strategy, agg in report.aggregate.items():
+        if agg is None:
             lines.append(f"ECEB {strategy}: not run")
             continue
-        qualified = agg.get("qualified_tasks", {})
-        savings = agg.get("mean_token_savings_bps")
-        shown = f", mean token savings {savings / 100:.1f}%" if isinstance(savings, int) else ""
-        lines.append(f"ECEB {strategy}: {qualified.get('numerator')}/"
-                     f"{qualified.get('denominator')} tasks qualified{shown}")
+        qualified = agg.qualified_tasks
+        savings = agg.mean_token_savings_bps
+        shown = f", mean token savings {savings / 100:.1f}%" if savings is not None else ""
+        lines.append(f"ECEB {strategy}: {qualified.numerator}/"
+                     f"{qualified.denominator} tasks qualified{shown}")
     return lines
 
 
@@ -129,7 +131,7 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
           judge_used: Judge | None, evaluated: str = "compiled",
           ) -> tuple[dict[str, Path], list[str]]:
     """ECEB run and report; for a plugin strategy (``evaluated``) under ``eceb-NAME/``."""
-    from ctxbench.protocols.eceb import evaluate, load_run, verify_corpus
+    from ctxbench.protocols.eceb import evaluate, parse_run, verify_corpus
 
     out = trials_path.parent
     if evaluated != "compiled":
@@ -156,10 +158,11 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
                               judge=judge, pricing_identity=pricing, pricing=snapshot,
                               evaluated=evaluated)
     run_path = out / "eceb-run.json"
-    atomic_write_json(run_path, document)
+    run = parse_run(document, path=str(run_path))  # validated, then written from the record
+    atomic_write_json(run_path, run.to_json())
     assert workload.corpus_dir is not None
     check = verify_corpus(workload.benchmark, workload.corpus_dir)
-    report = evaluate(workload.benchmark, load_run(run_path), check)
+    report = evaluate(workload.benchmark, run, check)
     prefix = "" if evaluated == "compiled" else f"eceb-{evaluated}/"
     paths = {f"{prefix}eceb-run.json": run_path,
              f"{prefix}eceb-report.json": out / "eceb-report.json",
@@ -170,7 +173,8 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
                      "response, or a prompt the runtime rejected) are not ECEB observations; "
                      "their groups fail the repetitions gate; they remain in trials.jsonl and "
                      "count as failures in the CEF report")
-    _write_pair(out / "eceb-report.json", out / "eceb-report.md", _noted(report, notes))
+    report = replace(report, notes=tuple(notes))
+    _write_pair(out / "eceb-report.json", out / "eceb-report.md", report.to_json())
     lines = eceb_verdicts(report)
     if omitted:
         lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "

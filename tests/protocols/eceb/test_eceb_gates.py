@@ -14,14 +14,16 @@ from eceb_fixtures import BY_NAME, CASES, TASK, base_documents, documents, mater
 from ctxbench.core import InputError, atomic_write_json
 from ctxbench.protocols.eceb import GATES
 from ctxbench.protocols.eceb.api import evaluate_files
+from ctxbench.protocols.eceb.report import Report
+from ctxbench.protocols.eceb.report import Task as TaskResult
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GATE_CASES = [c.name for c in CASES if c.gate is not None]
 REJECTIONS = [c.name for c in CASES if c.gate is None]
 
 
-def _task(report: dict[str, Any]) -> dict[str, Any]:
-    [task] = [t for t in report["tasks"] if t["task_id"] == TASK]
+def _task(report: Report) -> TaskResult:
+    [task] = [t for t in report.tasks if t.task_id == TASK]
     return task
 
 
@@ -32,8 +34,8 @@ def test_base_passes_every_gate_at_256(tmp_path: Path) -> None:
     from ctxbench.protocols.eceb import seed_paths
     report = evaluate_files(tmp_path / "b.json", tmp_path / "r.json", seed_paths().corpus)
     task = _task(report)
-    assert task["qualified"] and task["minimum_viable_budget"] == 256
-    assert task["failures"] == []
+    assert task.qualified and task.minimum_viable_budget == 256
+    assert task.failures == ()
 
 
 @pytest.mark.parametrize("name", GATE_CASES)
@@ -41,35 +43,35 @@ def test_gate_fixture_trips_exactly_one_gate(tmp_path: Path, name: str) -> None:
     case = BY_NAME[name]
     report = evaluate_files(*materialize(name, tmp_path))
     task = _task(report)
-    failures = task["failures"]
+    failures = task.failures
     assert failures, name
-    assert {f["gate"] for f in failures} == {case.gate}
-    assert {f["budget"] for f in failures} == {256}
-    assert case.code in {f["code"] for f in failures}
-    assert any(case.message in f["message"] for f in failures), failures
-    row = task["budgets"][0]
-    assert row["gates"][case.gate] == "fail"
-    assert [g for g in GATES if row["gates"][g] == "fail"] == [case.gate]
+    assert {f.gate for f in failures} == {case.gate}
+    assert {f.budget for f in failures} == {256}
+    assert case.code in {f.code for f in failures}
+    assert any(case.message in f.message for f in failures), failures
+    row = task.budgets[0]
+    assert case.gate is not None and row.gates.status(case.gate) == "fail"
+    assert [g for g in GATES if row.gates.status(g) == "fail"] == [case.gate]
     # the failure at 256 moves the minimum viable budget up one rung; nothing is hidden
-    assert task["minimum_viable_budget"] == 512 and task["qualified"]
+    assert task.minimum_viable_budget == 512 and task.qualified
 
 
 @pytest.mark.parametrize("name", ["unknown-artifact", "denied-artifact",
                                   "disallowed-classification"])
 def test_policy_fixtures_count_policy_violations(tmp_path: Path, name: str) -> None:
     task = _task(evaluate_files(*materialize(name, tmp_path)))
-    assert task["policy_violations"] == 1
-    assert task["budgets"][0]["policy_violations"] == 1
+    assert task.policy_violations == 1
+    assert task.budgets[0].policy_violations == 1
     # §6: an unknown artifact is a provenance failure too; the others are not
-    assert task["provenance_failures"] == (1 if name == "unknown-artifact" else 0)
+    assert task.provenance_failures == (1 if name == "unknown-artifact" else 0)
 
 
 def test_stale_selected_digest_counts_as_provenance_not_policy(tmp_path: Path) -> None:
     task = _task(evaluate_files(*materialize("stale-selected-digest", tmp_path)))
-    assert task["policy_violations"] == 0
-    codes = sorted(f["code"] for f in task["failures"])
+    assert task.policy_violations == 0
+    codes = sorted(f.code for f in task.failures)
     assert codes == ["required_not_selected", "stale_digest"]
-    assert task["provenance_failures"] == 2
+    assert task.provenance_failures == 2
 
 
 @pytest.mark.parametrize("name", REJECTIONS)

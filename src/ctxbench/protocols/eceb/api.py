@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from ctxbench.core.errors import PointerError
 from ctxbench.core.jsonl import load_json_document
+from ctxbench.core.node import Node
 from ctxbench.protocols.eceb.benchmark import load_benchmark
 from ctxbench.protocols.eceb.corpus import verify_corpus
 from ctxbench.protocols.eceb.evaluate import evaluate
-from ctxbench.protocols.eceb.model import REPORT_SCHEMA
+from ctxbench.protocols.eceb.report import Report
 from ctxbench.protocols.eceb.run import load_run
 
 __all__ = ["benchmark_root", "evaluate_files", "load_report"]
@@ -26,18 +25,15 @@ def benchmark_root(benchmark_path: str | os.PathLike[str],
 
 
 def evaluate_files(benchmark_path: str | os.PathLike[str], run_path: str | os.PathLike[str],
-                   corpus_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """Load, re-hash and evaluate: the report dict for a benchmark, run and corpus on disk."""
+                   corpus_dir: str | os.PathLike[str]) -> Report:
+    """Load, re-hash and evaluate: the report for a benchmark, run and corpus on disk."""
     benchmark = load_benchmark(benchmark_path)
     run = load_run(run_path)
     check = verify_corpus(benchmark, corpus_dir)
     return evaluate(benchmark, run, check)
 
 
-def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a report.json, refusing any document that is not an ECEB-0.1 report."""
-    document = load_json_document(path)
-    if isinstance(document, dict) and document.get("schema") == REPORT_SCHEMA:
-        return document
-    got = document.get("schema") if isinstance(document, dict) else None
-    raise PointerError(str(path), "/schema", f'expected "{REPORT_SCHEMA}", got {got!r}')
+def load_report(path: str | os.PathLike[str]) -> Report:
+    """Read a report.json as a :class:`Report`, refusing any document that is not an ECEB-0.1
+    report and naming the JSON pointer of any missing, mistyped or unknown member."""
+    return Report.from_json(Node(str(path), "", load_json_document(path)))

@@ -9,52 +9,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ctxbench.protocols.eceb.model import Benchmark, Observation, Task
+from ctxbench.protocols.eceb.report import (
+    GATES,
+    Failure,
+    FailureCode,
+    GateName,
+    Gates,
+    GateStatus,
+    StrategyName,
+)
 
 __all__ = ["GATES", "Failure", "GroupResult", "evaluate_group"]
 
-GATES: tuple[str, ...] = (
-    "repetitions", "budget", "quality", "answer_terms", "provenance", "policy",
-    "repeatability",
-)
 # The baseline defines the quality floor and has no budget, so only these apply to it.
-BASELINE_GATES: tuple[str, ...] = ("repetitions", "provenance", "policy", "repeatability")
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """One failed assertion: which gate, a stable code, a message, where it happened."""
-
-    strategy: str
-    budget: int | None
-    repetition: int | None
-    gate: str
-    code: str
-    message: str
-    artifact_ids: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "strategy": self.strategy,
-            "budget": self.budget,
-            "repetition": self.repetition,
-            "gate": self.gate,
-            "code": self.code,
-            "message": self.message,
-            "artifact_ids": list(self.artifact_ids),
-        }
+BASELINE_GATES: tuple[GateName, ...] = ("repetitions", "provenance", "policy", "repeatability")
 
 
 @dataclass(frozen=True, slots=True)
 class GroupResult:
     """All gates of one task x strategy x budget group, with their counts."""
 
-    strategy: str
+    strategy: StrategyName
     budget: int | None
     observations: tuple[Observation, ...]
-    gates: dict[str, str]  # gate -> "pass" | "fail" | "not_applicable"
+    gates: Gates
+    passed: bool  # no gate failed
     failures: tuple[Failure, ...]
     policy_violations: int
     provenance_failures: int
@@ -62,13 +43,9 @@ class GroupResult:
     coverage_total: int
 
     @property
-    def passed(self) -> bool:
-        return all(status != "fail" for status in self.gates.values())
-
-    @property
     def repeatable(self) -> bool:
         """Every repetition rendered the same context (the repeatability gate holds)."""
-        return self.gates["repeatability"] != "fail"
+        return self.gates.repeatability != "fail"
 
     @property
     def coverage_bps(self) -> int | None:
@@ -80,7 +57,8 @@ class GroupResult:
         return 10_000 * self.covered // self.coverage_total
 
 
-def evaluate_group(benchmark: Benchmark, task: Task, strategy: str, budget: int | None,
+def evaluate_group(benchmark: Benchmark, task: Task, strategy: StrategyName,
+                   budget: int | None,
                    observations: Sequence[Observation], floor: int | None) -> GroupResult:
     """Apply the gates to one group; ``floor`` is τ, or None for the baseline group."""
     obs = tuple(sorted(observations, key=lambda o: o.repetition))
@@ -88,7 +66,7 @@ def evaluate_group(benchmark: Benchmark, task: Task, strategy: str, budget: int 
     applicable = BASELINE_GATES if baseline else GATES
     failures: list[Failure] = []
 
-    def fail(gate: str, code: str, message: str, repetition: int | None,
+    def fail(gate: GateName, code: FailureCode, message: str, repetition: int | None,
              artifacts: tuple[str, ...] = ()) -> None:
         failures.append(Failure(strategy, budget, repetition, gate, code, message, artifacts))
 
@@ -158,7 +136,10 @@ def evaluate_group(benchmark: Benchmark, task: Task, strategy: str, budget: int 
         fail("repeatability", "context_mismatch",
              f"repetitions rendered {len(digests)} different contexts: {parts}", None)
     failed = {f.gate for f in failures}
-    gates = {g: ("not_applicable" if g not in applicable else "fail" if g in failed else "pass")
-             for g in GATES}
-    return GroupResult(strategy, budget, obs, gates, tuple(failures), policy, provenance,
-                       covered, len(task.required_artifacts) * len(obs))
+    # Each gate's status, and so whether the group passed, is decided here and nowhere else.
+    statuses: list[GateStatus] = [
+        "not_applicable" if g not in applicable else "fail" if g in failed else "pass"
+        for g in GATES]
+    gates = Gates(*statuses)
+    return GroupResult(strategy, budget, obs, gates, "fail" not in statuses, tuple(failures),
+                       policy, provenance, covered, len(task.required_artifacts) * len(obs))

@@ -2,13 +2,17 @@
 
 Every record is a frozen, slotted dataclass built only by the loaders in
 :mod:`ctxbench.protocols.eceb.benchmark` and :mod:`ctxbench.protocols.eceb.run`, which
-validate each field against the spec before constructing it.
+validate each field against the spec before constructing it. A run writes itself back
+with :meth:`Run.to_json` (the exact inverse of ``parse_run``), which is how ctxbench
+writes the runs it records.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal, Self
+
+from ctxbench.core.node import Node
 
 __all__ = [
     "BENCHMARK_SCHEMA",
@@ -21,16 +25,20 @@ __all__ = [
     "STRATEGIES",
     "Artifact",
     "Benchmark",
+    "ClaimName",
     "Observation",
     "Run",
+    "Scalar",
+    "Scalars",
     "Selected",
+    "StrategyName",
     "Task",
 ]
 
-SPEC_URN = "urn:symgliph:spec:eceb:0.1"
+SPEC_URN: Final = "urn:symgliph:spec:eceb:0.1"
 BENCHMARK_SCHEMA = "symgliph.eceb/benchmark-v0.1"
-RUN_SCHEMA = "symgliph.eceb/run-v0.1"
-REPORT_SCHEMA = "symgliph.eceb/report-v0.1"
+RUN_SCHEMA: Final = "symgliph.eceb/run-v0.1"
+REPORT_SCHEMA: Final = "symgliph.eceb/report-v0.1"
 
 KINDS: tuple[str, ...] = (
     "code", "rfc", "runbook", "pull_request", "chat", "issue", "api_spec",
@@ -44,6 +52,40 @@ STRATEGIES: tuple[str, ...] = ("full_permitted_context", "naive_top_k", "compile
 CLAIM_CLASSES: tuple[str, ...] = (
     "conformance_seed", "public_reproduction", "enterprise_proxy", "enterprise_validated",
 )
+# The same closed sets as types (tests keep them equal to the tuples above).
+ClaimName = Literal["conformance_seed", "public_reproduction", "enterprise_proxy",
+                    "enterprise_validated"]
+StrategyName = Literal["full_permitted_context", "naive_top_k", "compiled"]
+Scalar = str | int | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Scalars:
+    """An identity object (system, model, judge, ...): string keys to scalar values, in order."""
+
+    items: tuple[tuple[str, Scalar], ...]
+
+    def get(self, key: str) -> Scalar:
+        """The value of ``key``, or None when absent."""
+        return next((v for k, v in self.items if k == key), None)
+
+    def to_json(self) -> dict[str, Scalar]:
+        return dict(self.items)
+
+    @classmethod
+    def from_json(cls, node: Node) -> Self:
+        items: list[tuple[str, Scalar]] = []
+        for key, member in node.entries():
+            value = member.value
+            if value is not None and not isinstance(value, str | int | bool):
+                raise member.fail("a string, an integer, a boolean or null")
+            items.append((key, value))
+        return cls(tuple(items))
+
+    @classmethod
+    def of(cls, mapping: dict[str, Any]) -> Self:
+        """From a run's validated identity object (its values are scalars)."""
+        return cls(tuple(mapping.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +162,9 @@ class Selected:
     artifact_id: str
     blake3: str
 
+    def to_json(self) -> dict[str, str]:
+        return {"artifact_id": self.artifact_id, "blake3": self.blake3}
+
 
 @dataclass(frozen=True, slots=True)
 class Observation:
@@ -138,7 +183,25 @@ class Observation:
     answer: str
     selected_artifacts: tuple[Selected, ...]
     context_blake3: str
-    index: int = 0
+    index: int = 0  # position in the run's observations (not written)
+
+    def to_json(self) -> dict[str, Any]:
+        """The observation as a run document holds it (spec §8 member order)."""
+        return {
+            "task_id": self.task_id,
+            "strategy": self.strategy,
+            "budget": self.budget,
+            "repetition": self.repetition,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "input_cost_micro_usd": self.input_cost_micro_usd,
+            "output_cost_micro_usd": self.output_cost_micro_usd,
+            "latency_ms": self.latency_ms,
+            "quality_milli": self.quality_milli,
+            "answer": self.answer,
+            "selected_artifacts": [s.to_json() for s in self.selected_artifacts],
+            "context_blake3": self.context_blake3,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +212,29 @@ class Run:
     benchmark_id: str
     corpus_root: str
     claim_class: str
-    system: dict[str, Any]
-    model: dict[str, Any]
-    judge: dict[str, Any]
-    tokenizer: dict[str, Any]
-    pricing: dict[str, Any]
-    decoding: dict[str, Any]
+    system: Scalars
+    model: Scalars
+    judge: Scalars
+    tokenizer: Scalars
+    pricing: Scalars
+    decoding: Scalars
     observations: tuple[Observation, ...]
-    path: str = ""
+    path: str = ""  # where it was read from (not written)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``symgliph.eceb/run-v0.1`` document of this run."""
+        return {
+            "schema": RUN_SCHEMA,
+            "spec": SPEC_URN,
+            "run_id": self.run_id,
+            "benchmark_id": self.benchmark_id,
+            "corpus_root": self.corpus_root,
+            "claim_class": self.claim_class,
+            "system": self.system.to_json(),
+            "model": self.model.to_json(),
+            "judge": self.judge.to_json(),
+            "tokenizer": self.tokenizer.to_json(),
+            "pricing": self.pricing.to_json(),
+            "decoding": self.decoding.to_json(),
+            "observations": [o.to_json() for o in self.observations],
+        }

@@ -33,6 +33,7 @@ from ctxbench.protocols.eceb.model import (
     STRATEGIES,
     Observation,
     Run,
+    Scalars,
     Selected,
 )
 
@@ -73,9 +74,10 @@ def parse_run(value: Any, *, path: str) -> Run:
     decoding = _scalars(top, "decoding")
     observations = _observations(top)
     assert benchmark_id is not None and root is not None
-    return Run(run_id, benchmark_id, root, claim_class, identities["system"],
-               identities["model"], identities["judge"], identities["tokenizer"],
-               identities["pricing"], decoding, observations, path=path)
+    return Run(run_id, benchmark_id, root, claim_class, Scalars.of(identities["system"]),
+               Scalars.of(identities["model"]), Scalars.of(identities["judge"]),
+               Scalars.of(identities["tokenizer"]), Scalars.of(identities["pricing"]),
+               Scalars.of(decoding), observations, path=path)
 
 
 def _no_floats(value: Any, path: str, pointer: str) -> None:

@@ -3,12 +3,14 @@ quality and tokens against budget, and every policy or provenance violation."""
 
 from __future__ import annotations
 
-from ctxbench.render.html.eceb_view import EcebView, Failure, Ladder, Task
+from fractions import Fraction
+
+from ctxbench.protocols.eceb.report import Failure, Report, Scalar, StrategyResult, Task, shown
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import Series, budget_lines
 from ctxbench.render.html.svg import Ids, esc, num, svg_open
 
-__all__ = ["bps", "eceb_sections"]
+__all__ = ["bps", "eceb_sections", "task_failures"]
 
 _GATE = {"pass": "pass", "fail": "FAIL", "not_applicable": "n/a"}
 _CSS = {"pass": "pass", "fail": "fail", "not_applicable": "na"}
@@ -24,20 +26,37 @@ def bps(value: int | None) -> str:
     return f"{sign}{digits[:-2]}.{digits[-2:]}%"
 
 
-def _v(value: float | None) -> str:
-    return "\u2014" if value is None else str(value)
+def _v(value: Scalar | Fraction | float) -> str:
+    if isinstance(value, Fraction):
+        value = shown(value)  # a mean, as the report writes it
+    if value is None:
+        return "\u2014"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
-def _budgets(view: EcebView, strategy: str) -> list[int]:
-    return sorted({r.budget for t in view.tasks for lad in t.ladders
-                   if lad.strategy == strategy for r in lad.rows})
+Ladder = Task | StrategyResult  # a task carries its compiled ladder itself
+
+
+def _ladders(task: Task) -> list[tuple[str, Ladder]]:
+    """Each strategy's results on one task: compiled, then naive_top_k when it was run."""
+    out: list[tuple[str, Ladder]] = [("compiled", task)]
+    if task.naive_top_k is not None:
+        out.append(("naive_top_k", task.naive_top_k))
+    return out
+
+
+def _budgets(report: Report, strategy: str) -> list[int]:
+    return sorted({r.budget for t in report.tasks for name, lad in _ladders(t)
+                   if name == strategy for r in lad.budgets})
 
 
 def _ladder(task: Task, strategy: str) -> Ladder | None:
-    return next((lad for lad in task.ladders if lad.strategy == strategy), None)
+    return next((lad for name, lad in _ladders(task) if name == strategy), None)
 
 
-def _grid(ids: Ids, view: EcebView, strategy: str) -> str:
+def _grid(ids: Ids, view: Report, strategy: str) -> str:
     """Task x budget cells, each a strip of gate squares; the B* cell is ringed."""
     budgets = _budgets(view, strategy)
     sq, gap, label_w, row_h, top = 12, 2, 215, 26, 34
@@ -60,15 +79,14 @@ def _grid(ids: Ids, view: EcebView, strategy: str) -> str:
             desc.append(f"{task.task_id}: not run")
             continue
         desc.append(f"{task.task_id}: B* {_v(lad.minimum_viable_budget)}; " + ", ".join(
-            f"{r.budget} {'pass' if r.passed else 'fail'}" for r in lad.rows))
-        for row in lad.rows:
+            f"{r.budget} {'pass' if r.passed else 'fail'}" for r in lad.budgets))
+        for row in lad.budgets:
             x0 = label_w + cell_w * budgets.index(row.budget)
             star = " bstar" if row.budget == lad.minimum_viable_budget else ""
             parts.append(f'<rect class="cellbox{star}" x="{num(x0 + 3)}" y="{num(y)}" '
                          f'width="{num(cell_w - 6)}" height="{row_h - 4}"/>')
-            gates = dict(row.gates)
             for g, gate in enumerate(view.gates):
-                state = gates.get(gate, "not_applicable")
+                state = row.gates.status(gate)
                 gx, gy = x0 + 7 + g * (sq + gap), y + 4.0
                 parts.append(f'<rect class="cell {_CSS.get(state, "na")}" x="{num(gx)}" '
                              f'y="{num(gy)}" width="{sq}" height="{sq}"/>')
@@ -82,21 +100,21 @@ def _grid(ids: Ids, view: EcebView, strategy: str) -> str:
     return head + "\n" + "\n".join(parts) + "\n" + tail
 
 
-def _grid_table(view: EcebView, strategy: str) -> str:
+def _grid_table(view: Report, strategy: str) -> str:
     budgets = _budgets(view, strategy)
     rows = []
     for task in view.tasks:
         lad = _ladder(task, strategy)
         if lad is None:
             continue
-        by_budget = {r.budget: r for r in lad.rows}
+        by_budget = {r.budget: r for r in lad.budgets}
         cells = [esc(task.task_id), _v(lad.minimum_viable_budget)]
         for b in budgets:
             r = by_budget.get(b)
             if r is None:
                 cells.append("\u2014")
                 continue
-            failed = [g for g, s in r.gates if s == "fail"]
+            failed = [g for g, s in r.gates.items() if s == "fail"]
             text = ('<span class="ok">pass</span>' if r.passed else
                     '<span class="bad">FAIL</span>' + (": " + esc(", ".join(failed))
                                                        if failed else ""))
@@ -107,18 +125,18 @@ def _grid_table(view: EcebView, strategy: str) -> str:
                  caption=f"{strategy}: gates by budget (the failing gates are named)")
 
 
-def _lines(ids: Ids, view: EcebView) -> str:
+def _lines(ids: Ids, view: Report) -> str:
     figs = []
     for task in view.tasks:
-        budgets = sorted({r.budget for lad in task.ladders for r in lad.rows})
+        budgets = sorted({r.budget for _, lad in _ladders(task) for r in lad.budgets})
         quality, tokens = [], []
-        for lad in task.ladders:
-            by = {r.budget: r for r in lad.rows}
-            css = _SERIES.get(lad.strategy, "other")
-            quality.append(Series(lad.strategy, css, tuple(
+        for name, lad in _ladders(task):
+            by = {r.budget: r for r in lad.budgets}
+            css = _SERIES.get(name, "other")
+            quality.append(Series(name, css, tuple(
                 by[b].min_quality_milli if b in by else None for b in budgets)))
-            tokens.append(Series(lad.strategy, css, tuple(
-                by[b].mean_input_tokens if b in by else None for b in budgets)))
+            tokens.append(Series(name, css, tuple(
+                shown(by[b].mean_input_tokens) if b in by else None for b in budgets)))
         q_desc = "; ".join(f"{s.name}: " + ", ".join(
             f"{b} {_v(v)}" for b, v in zip(budgets, s.values, strict=True)) for s in quality)
         t_desc = "; ".join(f"{s.name}: " + ", ".join(
@@ -131,7 +149,7 @@ def _lines(ids: Ids, view: EcebView) -> str:
             y_fmt=lambda v: f"{v:g}",
             y_line=(task.floor_quality_milli, f"floor {task.floor_quality_milli}"),
             mark=task.minimum_viable_budget), "minimum quality against the floor")
-        base = task.baseline_input_tokens
+        base = shown(task.baseline_input_tokens)
         pair += figure(budget_lines(
             ids, title=f"{task.task_id}: mean input tokens by budget",
             desc=f"{t_desc}; full-context baseline {_v(base)}",
@@ -145,11 +163,11 @@ def _lines(ids: Ids, view: EcebView) -> str:
     numbers = table(
         ["task", "strategy", "budget", "observations", "min quality (milli)",
          "mean input tokens", "passed"],
-        [[esc(task.task_id), esc(lad.strategy), str(r.budget), str(r.observations),
+        [[esc(task.task_id), esc(name), str(r.budget), str(r.observations),
           _v(r.min_quality_milli), _v(r.mean_input_tokens),
           ("B* " if r.budget == lad.minimum_viable_budget else "")
           + ("pass" if r.passed else "FAIL")]
-         for task in view.tasks for lad in task.ladders for r in lad.rows],
+         for task in view.tasks for name, lad in _ladders(task) for r in lad.budgets],
         numeric=(2, 3, 4, 5))
     legend = ", ".join(f"{name} ({'solid' if css == 'pass' else 'dashed'})"
                        for name, css in _SERIES.items())
@@ -160,27 +178,37 @@ def _lines(ids: Ids, view: EcebView) -> str:
             f"</summary>{numbers}</details>")
 
 
-def eceb_sections(view: EcebView, ids: Ids, prefix: str = "") -> list[Section]:
+def task_failures(task: Task) -> tuple[Failure, ...]:
+    """Every failed assertion of a task: baseline and compiled, then naive_top_k."""
+    naive = task.naive_top_k
+    return task.failures + (naive.failures if naive is not None else ())
+
+
+def eceb_sections(view: Report, ids: Ids, prefix: str = "") -> list[Section]:
     """Every section of an ECEB page."""
+    claim_class, corpus, summary = view.claim_class, view.corpus, view.summary
     claim = kv_table([
-        ("Claim class", f"<strong>{esc(view.claim_reported)}</strong> (run declared "
-                        f"{esc(view.claim_run)}, benchmark {esc(view.claim_benchmark)})"),
-        *(("Claim note", esc(n)) for n in view.claim_notes),
-        ("Corpus root", f"<code>{esc(view.corpus_root)}</code>"),
-        ("Corpus", f"{view.corpus_artifacts} artifacts, {view.corpus_bytes} bytes re-hashed, "
-                   f"verified: {'yes' if view.corpus_verified else 'NO'}"),
+        ("Claim class", f"<strong>{esc(claim_class.reported)}</strong> (run declared "
+                        f"{esc(claim_class.run)}, benchmark {esc(claim_class.benchmark)})"),
+        *(("Claim note", esc(n)) for n in claim_class.notes),
+        ("Corpus root", f"<code>{esc(corpus.root)}</code>"),
+        ("Corpus", f"{corpus.artifacts} artifacts, {corpus.bytes_verified} bytes re-hashed, "
+                   f"verified: {'yes' if corpus.verified else 'NO'}"),
         ("Run", f"<code>{esc(view.run_id)}</code>"),
-        ("Tasks qualified", f"{view.qualified} of {view.tasks_total} "
-                            f"({view.observations} observations)"),
+        ("Tasks qualified", f"{summary.qualified} of {summary.tasks} "
+                            f"({summary.observations} observations)"),
     ])
+    run = [(name, a) for name, a in view.aggregate.items() if a is not None]
+    not_run_names = [name for name, a in view.aggregate.items() if a is None]
     agg = table(["strategy", "qualified / tasks", "mean token savings", "mean cost savings",
                  "policy violations", "provenance failures", "failures"],
-                [[esc(a.strategy), f"{a.qualified} / {a.tasks}", bps(a.mean_token_savings_bps),
-                  bps(a.mean_cost_savings_bps), str(a.policy_violations),
-                  str(a.provenance_failures), str(a.failures)] for a in view.aggregates],
+                [[esc(name), f"{a.qualified_tasks.numerator} / {a.qualified_tasks.denominator}",
+                  bps(a.mean_token_savings_bps), bps(a.mean_cost_savings_bps),
+                  str(a.policy_violations), str(a.provenance_failures), str(a.failures)]
+                 for name, a in run],
                 caption="Savings are averaged over qualifying tasks; the denominator keeps "
                         "every task.", numeric=(2, 3, 4, 5, 6))
-    not_run = ("<p>Not run: " + esc(", ".join(view.not_run)) + "</p>") if view.not_run else ""
+    not_run = ("<p>Not run: " + esc(", ".join(not_run_names)) + "</p>") if not_run_names else ""
     grids = []
     for strategy in ("compiled", "naive_top_k"):
         if not _budgets(view, strategy):
@@ -193,31 +221,34 @@ def eceb_sections(view: EcebView, ids: Ids, prefix: str = "") -> list[Section]:
     tasks = table(["task", "qualified", "B*", "baseline tokens", "compiled tokens",
                    "token savings", "cost savings", "quality (base / floor / compiled)",
                    "coverage", "policy violations"],
-                  [[esc(t.task_id) + (" (abstention)" if t.abstention else ""),
+                  [[esc(t.task_id) + (" (abstention)" if t.expect_abstention else ""),
                     "yes" if t.qualified else '<span class="bad">no</span>',
                     _v(t.minimum_viable_budget), _v(t.baseline_input_tokens),
                     _v(t.compiled_input_tokens), bps(t.token_savings_bps),
                     bps(t.cost_savings_bps), f"{_v(t.baseline_quality_milli)} / "
                     f"{t.floor_quality_milli} / {_v(t.compiled_quality_milli)}",
-                    bps(t.coverage_bps), str(t.policy_violations)] for t in view.tasks],
+                    bps(t.provenance_coverage_bps), str(t.policy_violations)]
+                   for t in view.tasks],
                   caption="Tasks (compiled at B*)", numeric=(2, 3, 4, 5, 6, 8, 9))
-    failures = [f for t in view.tasks for f in t.failures]
-    violations = [f for f in failures if f.gate in ("policy", "provenance")]
+    failures = [(t.task_id, f) for t in view.tasks for f in task_failures(t)]
+    violations = [(t, f) for t, f in failures if f.gate in ("policy", "provenance")]
 
-    def rows(items: list[Failure]) -> list[list[str]]:
-        return [[esc(f.task_id), esc(f.strategy), _v(f.budget), _v(f.repetition), esc(f.gate),
+    def rows(items: list[tuple[str, Failure]]) -> list[list[str]]:
+        return [[esc(task_id), esc(f.strategy), _v(f.budget), _v(f.repetition), esc(f.gate),
                  esc(f.code), esc(f.message),
                  "<code>" + esc(", ".join(f.artifact_ids)) + "</code>" if f.artifact_ids
-                 else "\u2014"] for f in items]
+                 else "\u2014"] for task_id, f in items]
 
     header = ["task", "strategy", "budget", "repetition", "gate", "code", "message", "artifacts"]
     viol = (table(header, rows(violations), caption=f"{len(violations)} policy and provenance "
                   "violations") if violations else "<p>No policy or provenance violation.</p>")
     viol += (f"<details><summary>All {len(failures)} failed assertions</summary>"
              + table(header, rows(failures)) + "</details>") if failures else ""
-    trust = (f"<p>{esc(view.trust_statement)}</p>"
-             + kv_table([(k, esc(v)) for k, v in view.judge], caption="Judge")
-             + kv_table([(k, esc(v)) for k, v in view.identities], caption="Identities"))
+    trust = (f"<p>{esc(view.trust_boundary.statement)}</p>"
+             + kv_table([(k, esc(_v(v))) for k, v in view.trust_boundary.judge.items],
+                        caption="Judge")
+             + kv_table([(name, esc(", ".join(f"{k}={_v(v)}" for k, v in ident.items)))
+                         for name, ident in view.identities.items()], caption="Identities"))
     return [
         Section(f"{prefix}claim", "Claim class and corpus", claim + agg + not_run),
         Section(f"{prefix}grid", "Task x budget gates", "".join(grids)),

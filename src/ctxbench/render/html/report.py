@@ -16,10 +16,10 @@ from urllib.parse import quote
 from ctxbench.core import atomic_write_text
 from ctxbench.core.node import Node
 from ctxbench.protocols.cef.model import CefReport
+from ctxbench.protocols.eceb.report import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
 from ctxbench.render.html.eceb_page import bps, eceb_sections
-from ctxbench.render.html.eceb_view import EcebView, read_eceb
 from ctxbench.render.html.page import Section, document, kv_table, table
 from ctxbench.render.html.public_eval_page import public_eval_sections
 from ctxbench.render.html.sources import KINDS, Source, load_source
@@ -27,7 +27,7 @@ from ctxbench.render.html.svg import Ids, esc
 
 __all__ = ["render_html", "write_html"]
 
-View = CefReport | PublicEvalReport | EcebView
+View = CefReport | PublicEvalReport | EcebReport
 _SHORT = {"cef": "CEF", "public_eval": "public-eval", "eceb": "ECEB"}
 
 
@@ -36,7 +36,7 @@ def _read(kind: str, doc: Node) -> View:
         return CefReport.from_json(doc)
     if kind == "public_eval":
         return PublicEvalReport.from_json(doc)
-    return read_eceb(doc)
+    return EcebReport.from_json(doc)
 
 
 def _sections(view: View, ids: Ids, prefix: str) -> list[Section]:
@@ -122,11 +122,12 @@ def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, s
                      ("resolve-rate delta (pp)", f"{view.quality.resolved_delta_pp:+.2f}"),
                      ("margin (pp)", f"{view.quality.margin_pp:g}")]
         else:
-            rows += [("ECEB claim class", view.claim_reported),
-                     ("ECEB tasks qualified", f"{view.qualified} / {view.tasks_total}"),
-                     ("ECEB corpus root", view.corpus_root[:16])]
-            rows += [(f"ECEB {a.strategy} mean token savings", bps(a.mean_token_savings_bps))
-                     for a in view.aggregates]
+            rows += [("ECEB claim class", view.claim_class.reported),
+                     ("ECEB tasks qualified",
+                      f"{view.summary.qualified} / {view.summary.tasks}"),
+                     ("ECEB corpus root", view.corpus.root[:16])]
+            rows += [(f"ECEB {name} mean token savings", bps(a.mean_token_savings_bps))
+                     for name, a in view.aggregate.items() if a is not None]
     return rows
 
 
@@ -136,7 +137,7 @@ def _title(source: Source, views: list[tuple[str, View]]) -> str:
     view = views[0][1]
     if isinstance(view, CefReport):
         return f"{view.protocol.name} report"
-    if isinstance(view, EcebView):
+    if isinstance(view, EcebReport):
         return f"ECEB-0.1 report: {view.benchmark_id}"
     return f"Public-eval comparison: {view.treatment.name} vs {view.baseline.name}"
 
