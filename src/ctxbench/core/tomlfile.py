@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core.errors import FieldError, InputError
 from ctxbench.core.jsonlocate import depth_exceeds
 from ctxbench.core.limits import MAX_DEPTH, MAX_NUMBER_CHARS, MAX_TOML_BYTES
 from ctxbench.core.textfile import read_utf8
-from ctxbench.core.tomllocate import TomlLines, key_lines
+
+if TYPE_CHECKING:
+    from ctxbench.core.tomllocate import TomlLines
 
 __all__ = ["load_toml", "load_toml_lines"]
 
@@ -37,6 +39,8 @@ def load_toml_lines(path: str | os.PathLike[str], *,
         with lines.locating("exp.toml"):
             parse(document)      # "exp.toml: [model].x: ..." -> "exp.toml:9: [model].x: ..."
     """
+    from ctxbench.core.tomllocate import key_lines
+
     value, text = _load(path, display)
     return value, key_lines(text)
 
