@@ -27,6 +27,7 @@ implementation.
 from __future__ import annotations
 
 import heapq
+import importlib
 import os
 import re
 import zlib
@@ -70,9 +71,8 @@ def pieces(text: str) -> list[str]:
         return _ASCII.findall(text)
     global _unicode_pattern  # noqa: PLW0603 - compiled once, on the first non-ASCII text
     if _unicode_pattern is None:
-        import regex
-
-        _unicode_pattern = regex.compile(_UNICODE)
+        # The ``regex`` module (a dependency of tiktoken) knows \p{L} and \p{N}.
+        _unicode_pattern = importlib.import_module("regex").compile(_UNICODE)
     found: list[str] = _unicode_pattern.findall(text)
     return found
 
