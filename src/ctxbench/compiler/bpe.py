@@ -32,6 +32,7 @@ import os
 import re
 import zlib
 from array import array
+from collections.abc import Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -104,12 +105,12 @@ class Ranks:
 
     A dict of 100,256 ``bytes`` keys takes tens of milliseconds to build in every process;
     this table is read from its file as it is (open addressing on CRC-32, linear probing),
-    so loading costs a digest check and two array copies.
+    so loading costs a read and a digest check.
     """
 
     __slots__ = ("_blob", "_mask", "_offsets", "_slots")
 
-    def __init__(self, blob: bytes, offsets: array[int], slots: array[int]) -> None:
+    def __init__(self, blob: bytes, offsets: Sequence[int], slots: Sequence[int]) -> None:
         self._blob = blob
         self._offsets = offsets
         self._slots = slots
@@ -153,29 +154,34 @@ class Ranks:
     def to_bytes(self) -> bytes:
         """The cache file: BLAKE3 of the payload, a newline, the payload."""
         payload = b"".join((_RANKS_FORMAT, b"\n", len(self._offsets).to_bytes(4, "little"),
-                            len(self._slots).to_bytes(4, "little"), self._offsets.tobytes(),
-                            self._slots.tobytes(), self._blob))
+                            len(self._slots).to_bytes(4, "little"),
+                            array("I", self._offsets).tobytes(),
+                            array("I", self._slots).tobytes(), self._blob))
         return blake3_hex(payload).encode("ascii") + b"\n" + payload
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Ranks | None:
-        """The table from :meth:`to_bytes`, or None when a check fails."""
-        digest, _, payload = raw.partition(b"\n")
-        if digest.decode("ascii", "replace") != blake3_hex(payload):
+        """The table from :meth:`to_bytes`, or None when a check fails (no copies: the
+        arrays are views of ``raw``)."""
+        from blake3 import blake3
+
+        view = memoryview(raw)
+        start = raw.find(b"\n") + 1
+        if start != 65 or raw[:64].decode("ascii", "replace") != \
+                blake3(view[start:]).hexdigest():
             return None
-        head, _, body = payload.partition(b"\n")
-        if head != _RANKS_FORMAT or len(body) < 8:
+        body = raw.find(b"\n", start) + 1
+        if raw[start:body - 1] != _RANKS_FORMAT or len(raw) < body + 8:
             return None
-        count = int.from_bytes(body[:4], "little")
-        size = int.from_bytes(body[4:8], "little")
-        if size & (size - 1) or count < 1:
+        count = int.from_bytes(raw[body:body + 4], "little")
+        size = int.from_bytes(raw[body + 4:body + 8], "little")
+        at = body + 8
+        if size & (size - 1) or count < 1 or len(raw) < at + 4 * (count + size):
             return None
-        offsets, slots = array("I"), array("I")
-        at = 8 + 4 * count
-        offsets.frombytes(body[8:at])
-        slots.frombytes(body[at:at + 4 * size])
-        blob = body[at + 4 * size:]
-        if len(offsets) != count or len(slots) != size or offsets[-1] != len(blob):
+        offsets = view[at:at + 4 * count].cast("I")
+        slots = view[at + 4 * count:at + 4 * (count + size)].cast("I")
+        blob = raw[at + 4 * (count + size):]
+        if offsets[-1] != len(blob):
             return None
         return cls(blob, offsets, slots)
 
