@@ -73,8 +73,11 @@ def load_index(corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    digest, _, payload = raw.partition(b"\n")
-    if digest.decode("ascii", "replace") != blake3_hex(payload):
+    from blake3 import blake3
+
+    start = raw.find(b"\n") + 1  # views, not copies, of a file of megabytes
+    payload = memoryview(raw)[start:]
+    if start == 0 or raw[:start - 1].decode("ascii", "replace") != blake3(payload).hexdigest():
         return None
     try:
         arrays = _read_arrays(payload)
@@ -106,12 +109,16 @@ def _write_arrays(arrays: dict[str, np.ndarray]) -> bytes:
     return b"".join((FILE_FORMAT, b"\n", head, b"\n", *blobs))
 
 
-def _read_arrays(payload: bytes) -> dict[str, np.ndarray] | None:
-    form, _, rest = payload.partition(b"\n")
-    head, _, body = rest.partition(b"\n")
-    if form != FILE_FORMAT:
+def _read_arrays(payload: memoryview) -> dict[str, np.ndarray] | None:
+    form_end = bytes(payload[:len(FILE_FORMAT) + 1])
+    if form_end != FILE_FORMAT + b"\n":
         return None
-    table = json.loads(head)
+    rest = payload[len(form_end):]
+    head_end = bytes(rest[:1 << 16]).find(b"\n")
+    if head_end < 0:
+        return None
+    table = json.loads(bytes(rest[:head_end]))
+    body = rest[head_end + 1:]
     if not isinstance(table, list) or [row[0] for row in table] != list(_ARRAYS):
         return None
     arrays: dict[str, np.ndarray] = {}
