@@ -107,6 +107,16 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on "
           f"{os.cpu_count()} CPUs; {args.runs} fresh processes per corpus")
+    # What no ctxbench change can remove: the interpreter, numpy and click.
+    for label, code in (("python -c pass", "pass"),
+                        ("python -c 'import numpy, click'", "import numpy, click")):
+        walls, cpus = [], []
+        for _ in range(args.runs):
+            wall, cpu, _ = _timed([sys.executable, "-c", code], dict(os.environ))
+            walls.append(wall)
+            cpus.append(cpu)
+        print(f"floor {label}: wall median {statistics.median(walls) * 1e3:.0f} ms, "
+              f"min {min(walls) * 1e3:.0f} ms; CPU median {statistics.median(cpus) * 1e3:.0f} ms")
     for name in args.corpora.split(","):
         bench, corpus, task = _corpus(name, args.dev_dir)
         with tempfile.TemporaryDirectory() as cache:
