@@ -150,3 +150,30 @@ def test_every_code_point_counts_as_tiktoken() -> None:
         if _COUNTER.count(text) != _REFERENCE.count(text):
             wrong.append(hex(point))
     assert wrong == []
+
+
+def test_seed_packets_and_commits_equal_those_counted_by_tiktoken() -> None:
+    """Every seed task at every ladder budget: the same packet bytes and commit whether
+    the index counts with the fast counter or with tiktoken's encoder."""
+    from ctxbench.compiler.corpus import Corpus
+    from ctxbench.compiler.index import ContextIndex
+    from ctxbench.compiler.policy import Policy
+    from ctxbench.compiler.strategies import compile_context
+    from ctxbench.protocols.eceb import load_benchmark
+
+    paths = seed_paths()
+    benchmark = load_benchmark(paths.benchmark)
+    corpus = Corpus.from_benchmark(benchmark, paths.corpus)
+    fast = ContextIndex.build(corpus, _COUNTER)
+    slow = ContextIndex.build(corpus, _REFERENCE)
+    compared = 0
+    for task in benchmark.tasks:
+        for budget in task.budget_ladder:
+            for strategy in ("compiled", "naive_top_k"):
+                a = compile_context(fast, query=task.query, budget=budget,
+                                    policy=Policy.from_task(task), strategy=strategy)
+                b = compile_context(slow, query=task.query, budget=budget,
+                                    policy=Policy.from_task(task), strategy=strategy)
+                assert (a.text, a.commit) == (b.text, b.commit), (task.task_id, budget)
+                compared += 1
+    assert compared >= 100
