@@ -3,9 +3,9 @@
 tiktoken's ``encode_ordinary`` splits text with the encoding's pre-tokenizer pattern and
 byte-pair-encodes each piece on its own, so ``count(text)`` is the sum over the pieces of
 the number of BPE tokens of each piece. :class:`Cl100kCounter` does the same in three
-steps, each equal to tiktoken's by construction and checked against tiktoken itself by
-property tests (tests/compiler/test_bpe.py, on the embedded corpus, the development
-corpora and random text):
+steps, each equal to tiktoken's by construction and checked against tiktoken itself
+(tests/compiler/test_bpe.py: the embedded corpus, this repository, installed packages'
+sources, random text, random bytes for the merge, and every Unicode scalar value):
 
 * split: the pattern of :data:`ctxbench.compiler.tokenizers._CL100K_PATTERN` with the
   ``regex`` module (the engine of tiktoken's own reference implementation); pure-ASCII
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import heapq
 import importlib
-import os
 import re
 import zlib
 from array import array
@@ -281,7 +280,7 @@ class Cl100kCounter:
 
     def _ranks_loaded(self) -> Ranks:
         if self._ranks is None:
-            self._ranks = load_ranks(cache=os.environ.get("CTXBENCH_NO_BPE_CACHE") is None)
+            self._ranks = load_ranks()
         return self._ranks
 
     def count(self, text: str) -> int:

@@ -36,6 +36,7 @@ _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\",
             "e": "\x1b"}
 _FIELD_TOKEN = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
+_SCALAR = re.compile(r"[^,\]}\r\n#]*")  # a number, boolean or date: up to what ends it
 
 
 class TomlLines:
@@ -270,7 +271,7 @@ class _Scanner:
         elif char == "{":
             self.inline_table(path)
         else:
-            match = re.compile(r"[^,\]}\r\n#]*").match(self.text, self.at)
+            match = _SCALAR.match(self.text, self.at)
             self.at = match.end() if match else self.at + 1
 
     def array(self, path: KeyPath) -> None:
