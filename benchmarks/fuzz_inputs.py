@@ -6,8 +6,8 @@
 Each input goes through its kind's public reader and, for kinds with a command, through
 the ``ctxbench`` CLI in-process (``cef validate``/``cef analyze``, ``eceb evaluate``,
 ``compile verify``). Counted: tracebacks, hangs (over the per-input limit), forbidden
-inputs accepted, rejections without a file:line or JSON pointer, and message lines over
-the cap. The mutator and harness are the test suite's (tests/fuzz/).
+inputs accepted, rejections without a file:line or JSON pointer (for TOML inputs: without
+a line), and message lines over the cap. The mutator and harness are the test suite's (tests/fuzz/).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def main() -> int:
         print(f"  {name}: {tally.counts[name]:,}")
     print(f"  rejections located by file:line or JSON pointer: "
           f"{tally.counts['rejected'] - tally.whole_file:,}; by file and field only "
-          f"(TOML specs, whose reader has no line numbers) or whole file: "
-          f"{tally.whole_file:,}")
+          f"or whole file (JSON documents only; a TOML rejection without a line is "
+          f"counted unlocated): {tally.whole_file:,}")
     print("per class (rejected / accepted):")
     for cls in sorted(CLASSES):
         print(f"  {cls:14s} {tally.by_class[(cls, 'rejected')]:6,} / "

@@ -68,7 +68,7 @@ def test_print_shows_the_packet_and_strategies(capsys: pytest.CaptureFixture[str
     code, out, err = _run([*BASE, "--task", "webhook-retry-policy", "--budget", "512",
                            "--strategy", "naive_top_k", "--print"], capsys)
     assert code == 0
-    assert out.startswith("## code/notify/webhooks.py\n")
+    assert out.startswith("code/notify/webhooks.py:\n")
     assert err.startswith("naive_top_k: ")
     code, out, _ = _run([*BASE, "--task", "webhook-retry-policy",
                          "--strategy", "full_permitted_context"], capsys)

@@ -48,8 +48,9 @@ def test_spec_errors_are_one_line_and_exit_2(tmp_path: Path,
     path = spec(tmp_path, 'provider = "fixture"\ntemperature = "low"')
     assert run(["run", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err == (f'ctxbench: error: {path}: [model].temperature: expected a number in '
-                   '[0, 2], got the string "low"\n')
+    line = path.read_text(encoding="utf-8").splitlines().index('temperature = "low"') + 1
+    assert err == (f'ctxbench: error: {path}:{line}: [model].temperature: expected a number '
+                   'in [0, 2], got the string "low"\n')
 
 
 def test_second_run_without_resume_is_refused(tmp_path: Path,

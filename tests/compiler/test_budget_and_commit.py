@@ -156,7 +156,8 @@ def test_verify_accepts_an_untouched_commit(index: ContextIndex, root: Path) -> 
         verify_commit(packet.commit, root)
 
 
-@pytest.mark.parametrize("template", ["ctxbench.render.v1", "ctxbench.render.v2"])
+@pytest.mark.parametrize("template", ["ctxbench.render.v1", "ctxbench.render.v2",
+                                      "ctxbench.render.v3"])
 def test_commits_of_earlier_templates_still_verify(index: ContextIndex, root: Path,
                                                    template: str) -> None:
     from ctxbench.compiler.render import render_excerpt
@@ -164,19 +165,21 @@ def test_commits_of_earlier_templates_still_verify(index: ContextIndex, root: Pa
 
     packet = compile_context(index, query=QUERY, budget=300, policy=POLICY,
                              strategy="compiled")
-    assert packet.commit["template"] == "ctxbench.render.v3"
+    assert packet.commit["template"] == "ctxbench.render.v4"
     assert any(len(e.ranges) > 1 for e in packet.selected)  # a gap marker is rendered
-    assert packet.text.startswith("## ") and "\n\u2026\n" in packet.text
+    first = packet.selected[0]
+    assert packet.text.startswith(f"{first.path}:\n") and "\n\u2026\n" in packet.text
     text = "".join(render_excerpt(e, (root / e.path).read_bytes(), template)
                    for e in packet.selected)
-    assert text != packet.text and "[...]\n" in text
+    assert text != packet.text
+    assert ("\n\u2026\n" if template == "ctxbench.render.v3" else "[...]\n") in text
     old = finish_packet(index, query=QUERY, budget=600, policy=POLICY, strategy="compiled",
                         text=text, token_count=index.count(text), excerpts=packet.selected,
                         empty_reason=None, template=template)
     assert old.commit["template"] == template
     verify_commit(old.commit, root)
     forged = copy.deepcopy(old.commit)
-    forged["template"] = "ctxbench.render.v3"
+    forged["template"] = "ctxbench.render.v4"
     with pytest.raises(IntegrityError):
         verify_commit(forged, root)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ from compiler_corpus import write_corpus
 
 from ctxbench.compiler import ContextIndex, Policy, compile_context, get_tokenizer
 from ctxbench.compiler.index_cache import cache_dir, cache_key, load_index, save_index
+from ctxbench.core import blake3_hex
 
 QUERY = "token refresh rotation signing key"
 POLICY = Policy(("public", "internal"), ("a04",))
@@ -61,3 +63,25 @@ def test_a_corrupt_or_foreign_entry_is_not_used(tmp_path: Path) -> None:
     assert again is not None and np.array_equal(rebuilt.chunk_artifact, again.chunk_artifact)
     other = write_corpus(tmp_path / "other", 7)
     assert cache_key(other, tokenizer) != cache_key(corpus, tokenizer)
+
+
+def test_a_well_signed_entry_with_a_bad_layout_is_not_used(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus", 6)
+    tokenizer = get_tokenizer()
+    path = save_index(ContextIndex.build(corpus, tokenizer))
+    assert path is not None
+    payload = path.read_bytes().split(b"\n", 1)[1]
+    form, head, body = payload.split(b"\n", 2)
+    table = json.loads(head)
+    bad_heads = []
+    for row, column, value in ((0, 1, "<f8"), (1, 3, len(body)), (2, 2, [10**6]),
+                               (0, 0, "other")):
+        changed = json.loads(head)
+        changed[row][column] = value
+        bad_heads.append(json.dumps(changed).encode())
+    bad_heads.append(json.dumps(table[:-1]).encode())
+    for form_line, head_line in [(b"ctxbench.index-cache.v0", head),
+                                 *((form, h) for h in bad_heads)]:
+        signed = form_line + b"\n" + head_line + b"\n" + body
+        path.write_bytes(blake3_hex(signed).encode() + b"\n" + signed)
+        assert load_index(corpus, tokenizer) is None, head_line[:80]

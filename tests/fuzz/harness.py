@@ -4,7 +4,8 @@ Outcomes per run: ``accepted``, ``rejected`` (a ctxbench error), and the failure
 suite forbids: ``traceback`` (any other exception, or a CLI run that printed one),
 ``hang`` (over the per-input time limit), ``forbidden_accepted`` (a mutation class the
 format forbids got through), ``unlocated`` (a rejection whose message names no
-``file:line`` and no JSON pointer) and ``unbounded`` (a message line over the cap).
+``file:line`` and no JSON pointer; for a TOML input, one that names no line) and
+``unbounded`` (a message line over the cap).
 """
 
 from __future__ import annotations
@@ -93,12 +94,13 @@ def _located(message: str, shown: str) -> str:
     return "none"
 
 
-def _judge(message: str, shown: str, cls: str, tally: Tally, context: str) -> str:
+def _judge(message: str, shown: str, cls: str, tally: Tally, context: str,
+           *, needs_line: bool = False) -> str:
     lines = message.split("\n")
     if any(len(line) > MAX_MESSAGE_CHARS + 60 for line in lines):
         return "unbounded"
     where = _located(message, shown)
-    if where == "none":
+    if where == "none" or (needs_line and where != "line"):
         return "unlocated"
     if where == "file":
         tally.whole_file += 1
@@ -177,7 +179,8 @@ def fuzz(kinds: list[Kind], work: Path, *, per_kind: int, seed: int = 0,
                     status, detail = _run_cli(argv, timeout)
                 context = f"{kind.name}/{cls}/{how}"
                 if status == "error":
-                    outcome = _judge(detail, shown, cls, tally, context)
+                    outcome = _judge(detail, shown, cls, tally, context,
+                                     needs_line=kind.fmt == "toml")
                     detail = f"{context}: {detail}"
                 elif status == "accepted" and mutation.forbidden:
                     outcome = "forbidden_accepted"

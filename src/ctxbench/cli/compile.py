@@ -11,7 +11,7 @@ from ctxbench.compiler.api import (
 )
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import STRATEGIES, CompiledContext
-from ctxbench.core import InputError, atomic_write_json
+from ctxbench.core import InputError
 
 
 def _summary(packet: CompiledContext) -> str:
@@ -91,6 +91,8 @@ def compile_group(
             tokenizer=tokenizer,
         )
     if output:
+        from ctxbench.core import atomic_write_json  # tempfile and shutil: only to write
+
         atomic_write_json(output, packet.commit)
     if print_text:
         click.echo(packet.text, nl=False)
@@ -154,6 +156,7 @@ def evaluate_command(benchmark: str, corpus: str, strategies: tuple[str, ...], t
           --strategy naive_top_k --strategy chunk_bm25 --output eval.json
     """
     from ctxbench.compiler.evaluation import evaluate, render_evaluation
+    from ctxbench.core import atomic_write_json
 
     report = evaluate(benchmark, corpus, tokenizer=tokenizer,
                       strategies=strategies or ("compiled", "naive_top_k",

@@ -11,11 +11,10 @@ from typing import Any
 from ctxbench.compiler.commit import verify_commit
 from ctxbench.compiler.corpus import Corpus
 from ctxbench.compiler.entroly_commit import ENTROLY_COMMIT_SCHEMA, verify_entroly_commit
-from ctxbench.compiler.external import compile_external, load_external_strategy
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext, compile_context
-from ctxbench.compiler.tokenizers import get_tokenizer
+from ctxbench.compiler.tokenizers import get_tokenizer, reference_tokenizer
 from ctxbench.core import InputError, IntegrityError, load_json_document, read_utf8
 
 __all__ = [
@@ -70,6 +69,8 @@ def compile_benchmark_task(
         raise InputError(f"task: expected one of {known}, got {task_id!r}")
     policy = Policy.from_task(task)
     if external is not None:
+        from ctxbench.compiler.external import compile_external, load_external_strategy
+
         return compile_external(index, query=task.query, budget=budget, policy=policy,
                                 system=load_external_strategy(external))
     return compile_context(index, query=task.query, budget=budget, policy=policy,
@@ -113,7 +114,7 @@ def verify_commit_file(
         context = read_utf8(context_path)
     try:
         verify_commit(
-            commit, corpus_dir, tokenizer=get_tokenizer(tokenizer) if tokenizer else None,
+            commit, corpus_dir, tokenizer=reference_tokenizer(tokenizer) if tokenizer else None,
             context_text=context,
         )
     except IntegrityError as exc:

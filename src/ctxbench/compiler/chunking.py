@@ -14,10 +14,13 @@ to exactly one chunk.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # ``ast`` is imported when a Python file is chunked, not on every start
+    import ast
 
 __all__ = ["MAX_CHUNK_BYTES", "Chunk", "chunk_artifact", "chunker_for", "path_suffix"]
 
@@ -130,10 +133,10 @@ def _def_start(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)]) - 1
 
 
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
 def _python(lines: _Lines) -> list[_Piece]:
+    import ast
+
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     try:
         tree = ast.parse("".join(lines.text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -144,7 +147,7 @@ def _python(lines: _Lines) -> list[_Piece]:
     labels: list[str] = []
     previous_was_def = True
     for statement in tree.body:
-        is_def = isinstance(statement, _DEFS)
+        is_def = isinstance(statement, defs)
         if is_def or previous_was_def:
             starts.append(_def_start(statement))
             labels.append(lines.text[statement.lineno - 1].strip() if is_def else "")
@@ -155,7 +158,7 @@ def _python(lines: _Lines) -> list[_Piece]:
     for piece in pieces:
         node: ast.ClassDef | None = classes.get(piece.start_line)
         size = lines.offsets[piece.end_line] - lines.offsets[piece.start_line]
-        methods = [m for m in node.body if isinstance(m, _DEFS)] if node else []
+        methods = [m for m in node.body if isinstance(m, defs)] if node else []
         if node is None or size <= MAX_CHUNK_BYTES or not methods:
             out.append(piece)
             continue

@@ -31,7 +31,7 @@ from ctxbench.compiler.render import (
     packet_blake3,
     render_excerpt,
 )
-from ctxbench.compiler.tokenizers import Tokenizer, get_tokenizer
+from ctxbench.compiler.tokenizers import Tokenizer, reference_tokenizer
 from ctxbench.core import CtxbenchError, IntegrityError, blake3_hex, blake3_json
 from ctxbench.protocols.eceb.files import read_regular_file
 from ctxbench.protocols.eceb.paths import resolve_in_corpus
@@ -255,7 +255,7 @@ def _verify(
         _check(problem is None, f"the context is not composed of the selected bytes: {problem}")
     _check(packet_blake3(text) == commit["rendered_blake3"],
            "the re-rendered packet does not match rendered_blake3")
-    counter = tokenizer or get_tokenizer(commit["tokenizer"])
+    counter = tokenizer or reference_tokenizer(commit["tokenizer"])
     _check(counter.id == commit["tokenizer"],
            f"tokenizer {counter.id} is not the commit's tokenizer {commit['tokenizer']}")
     count = counter.count(text)

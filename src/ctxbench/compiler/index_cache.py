@@ -5,16 +5,19 @@ Location: ``$CTXBENCH_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/ctxbench``, els
 BLAKE3 over the corpus's resolved root directory and its artifact records (id, path,
 kind, classification, BLAKE3: for an ECEB benchmark these come from its registry, so no
 file is read to find the entry), the tokenizer id, the chunker version and the ctxbench
-version. The file is the BLAKE3 of its payload, a newline, then the payload (numpy
-``.npz``, no pickles: byte ranges, term ids, the vocabulary; never source text). It is
-written atomically; on load the digest and the arrays' shapes are checked, and an entry
-that fails a check is rebuilt and rewritten. Source text is still read, and re-hashed,
+version. The file is the BLAKE3 of its payload, a newline, then the payload: a format
+line, a JSON line listing each array (name, dtype, shape, offset, size), then the arrays'
+raw bytes (no pickles: byte ranges, term ids, the vocabulary; never source text). The
+arrays are read in place with ``numpy.frombuffer``: loading is a read, a digest and a few
+views (numpy's ``.npz`` costs a zip archive's parsing and the import of ``zipfile``).
+It is written atomically; on load the digest and the arrays' shapes are checked, and an
+entry that fails a check is rebuilt and rewritten. Source text is still read, and re-hashed,
 only when a query needs it.
 """
 
 from __future__ import annotations
 
-import io
+import json
 import os
 from pathlib import Path
 
@@ -24,12 +27,15 @@ from ctxbench import __version__
 from ctxbench.compiler.corpus import Corpus
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.tokenizers import Tokenizer
-from ctxbench.core import atomic_write_bytes, blake3_hex, blake3_json
+from ctxbench.core import blake3_hex, blake3_json
 
 __all__ = ["CHUNKER_VERSION", "cache_dir", "cache_key", "load_index", "save_index"]
 
 # Bump when chunking or term extraction changes what an index holds.
 CHUNKER_VERSION = "chunks.v4"
+# Bump when the file layout changes.
+FILE_FORMAT = b"ctxbench.index-cache.v2"
+_DTYPES = ("<i4", "<i8", "|u1")
 _ARRAYS = ("chunk_artifact", "bounds", "context_counts", "contexts", "labels", "terms",
            "offsets", "vocab", "source_bytes")
 
@@ -51,12 +57,13 @@ def cache_key(corpus: Corpus, tokenizer: Tokenizer) -> str:
                       for a in corpus.artifacts],
         "tokenizer": tokenizer.id,
         "chunker": CHUNKER_VERSION,
+        "format": FILE_FORMAT.decode("ascii"),
         "ctxbench": __version__,
     })
 
 
 def _path(corpus: Corpus, tokenizer: Tokenizer) -> Path:
-    return cache_dir() / "index" / f"{cache_key(corpus, tokenizer)}.npz"
+    return cache_dir() / "index" / f"{cache_key(corpus, tokenizer)}.bin"
 
 
 def load_index(corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex | None:
@@ -66,27 +73,73 @@ def load_index(corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    digest, _, payload = raw.partition(b"\n")
-    if digest.decode("ascii", "replace") != blake3_hex(payload):
+    from blake3 import blake3
+
+    start = raw.find(b"\n") + 1  # views, not copies, of a file of megabytes
+    payload = memoryview(raw)[start:]
+    if start == 0 or raw[:start - 1].decode("ascii", "replace") != blake3(payload).hexdigest():
         return None
     try:
-        with np.load(io.BytesIO(payload), allow_pickle=False) as found:
-            arrays = {name: found[name] for name in _ARRAYS}
+        arrays = _read_arrays(payload)
+        if arrays is None:
+            return None
         if len(arrays["offsets"]) != len(arrays["chunk_artifact"]) + 1 or \
                 int(arrays["offsets"][-1]) != len(arrays["terms"]) or \
                 (len(arrays["chunk_artifact"]) and
                  int(arrays["chunk_artifact"].max()) >= len(corpus.artifacts)):
             return None
         return ContextIndex.from_arrays(corpus, tokenizer, arrays)
-    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
+
+
+def _write_arrays(arrays: dict[str, np.ndarray]) -> bytes:
+    table: list[list[object]] = []
+    blobs: list[bytes] = []
+    at = 0
+    for name in _ARRAYS:
+        array = np.ascontiguousarray(arrays[name])
+        dtype = array.dtype.newbyteorder("<") if array.dtype.byteorder == ">" else array.dtype
+        data = array.astype(dtype, copy=False).tobytes()
+        table.append([name, dtype.str, list(array.shape), at, len(data)])
+        pad = -len(data) % 8  # keep every array 8-byte aligned
+        blobs.append(data + b"\0" * pad)
+        at += len(data) + pad
+    head = json.dumps(table, separators=(",", ":")).encode("ascii")
+    return b"".join((FILE_FORMAT, b"\n", head, b"\n", *blobs))
+
+
+def _read_arrays(payload: memoryview) -> dict[str, np.ndarray] | None:
+    form_end = bytes(payload[:len(FILE_FORMAT) + 1])
+    if form_end != FILE_FORMAT + b"\n":
+        return None
+    rest = payload[len(form_end):]
+    head_end = bytes(rest[:1 << 16]).find(b"\n")
+    if head_end < 0:
+        return None
+    table = json.loads(bytes(rest[:head_end]))
+    body = rest[head_end + 1:]
+    if not isinstance(table, list) or [row[0] for row in table] != list(_ARRAYS):
+        return None
+    arrays: dict[str, np.ndarray] = {}
+    for name, dtype, shape, at, size in table:
+        if dtype not in _DTYPES or not isinstance(at, int) or not isinstance(size, int) or \
+                at < 0 or size < 0 or at + size > len(body) or \
+                not all(isinstance(n, int) and n >= 0 for n in shape):
+            return None
+        kind = np.dtype(dtype)
+        count = size // kind.itemsize
+        if count * kind.itemsize != size or int(np.prod(shape)) != count:
+            return None
+        arrays[name] = np.frombuffer(body, dtype=kind, count=count, offset=at).reshape(shape)
+    return arrays
 
 
 def save_index(index: ContextIndex) -> Path | None:
     """Write the index to the cache (atomically); None when the cache is not writable."""
-    buffer = io.BytesIO()
-    np.savez(buffer, allow_pickle=False, **index.arrays())
-    payload = buffer.getvalue()
+    from ctxbench.core import atomic_write_bytes
+
+    payload = _write_arrays(index.arrays())
     path = _path(index.corpus, index.tokenizer)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

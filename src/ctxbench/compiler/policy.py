@@ -18,7 +18,6 @@ so the name is that file's path too). A directory denies every file under it.
 
 from __future__ import annotations
 
-import difflib
 import os
 import posixpath
 import unicodedata
@@ -137,6 +136,8 @@ def _fold(text: str) -> str:
 
 
 def _suggest(value: str, choices: Iterable[str]) -> str:
+    import difflib  # only on an error path; not worth its import on every start
+
     close = difflib.get_close_matches(value, list(choices), n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 

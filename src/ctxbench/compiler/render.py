@@ -1,16 +1,26 @@
 """The fixed packet templates: one header line per excerpt, then its text, then a blank line.
 
-Template ``ctxbench.render.v3`` (the default; byte for byte)::
+Template ``ctxbench.render.v4`` (the default; byte for byte)::
+
+    <path>:
+    <text of the first range>
+    …
+    <text of the next range, when ranges are not adjacent>
+    <blank line>
+
+The header is the path and a colon: the colon and the newline are one cl100k token, so
+the header costs the path's tokens alone, one token less than v3's ``## <path>`` for most
+paths. The gap marker is one ``…`` (U+2026) on its own line, one cl100k token where
+``[...]`` is three. At a 128-token budget these tokens are what keeps headers and
+separators within a tenth of the packet (docs/compiler.md: decided on the dev set).
+
+Template ``ctxbench.render.v3`` (still rendered for commits that name it)::
 
     ## <path>
     <text of the first range>
     …
     <text of the next range, when ranges are not adjacent>
     <blank line>
-
-The gap marker is one ``…`` (U+2026) on its own line, one cl100k token where ``[...]`` is
-three, and the header's frame one token where v2's is two: at a 128-token budget these
-tokens are what keeps headers and separators within a tenth of the packet.
 
 Template ``ctxbench.render.v2`` (still rendered for commits that name it)::
 
@@ -58,10 +68,11 @@ __all__ = [
 
 RENDER_TEMPLATE_V1 = "ctxbench.render.v1"
 RENDER_TEMPLATE_V2 = "ctxbench.render.v2"
-RENDER_TEMPLATE = "ctxbench.render.v3"
-RENDER_TEMPLATES = (RENDER_TEMPLATE_V1, RENDER_TEMPLATE_V2, RENDER_TEMPLATE)
+RENDER_TEMPLATE_V3 = "ctxbench.render.v3"
+RENDER_TEMPLATE = "ctxbench.render.v4"
+RENDER_TEMPLATES = (RENDER_TEMPLATE_V1, RENDER_TEMPLATE_V2, RENDER_TEMPLATE_V3, RENDER_TEMPLATE)
 GAP_MARKER = "[...]\n"  # v1 and v2; also the gap line an external context may hold
-GAP_MARKER_V3 = "\u2026\n"
+GAP_MARKER_V3 = "\u2026\n"  # v3 and v4
 Range = tuple[int, int]
 
 
@@ -97,8 +108,10 @@ def merge_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
 
 
 def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:
-    """The excerpt's header line under ``template`` (v3 unless told otherwise)."""
+    """The excerpt's header line under ``template`` (v4 unless told otherwise)."""
     if template == RENDER_TEMPLATE:
+        return f"{excerpt.path}:\n"
+    if template == RENDER_TEMPLATE_V3:
         return f"## {excerpt.path}\n"
     if template == RENDER_TEMPLATE_V2:
         return f"==> {excerpt.path} <==\n"
@@ -111,7 +124,7 @@ def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:
 
 def gap_marker(template: str = RENDER_TEMPLATE) -> str:
     """The line between non-adjacent ranges under ``template``."""
-    return GAP_MARKER_V3 if template == RENDER_TEMPLATE else GAP_MARKER
+    return GAP_MARKER_V3 if template in (RENDER_TEMPLATE, RENDER_TEMPLATE_V3) else GAP_MARKER
 
 
 def excerpt_body(data: bytes, ranges: Sequence[Range], template: str = RENDER_TEMPLATE) -> str:

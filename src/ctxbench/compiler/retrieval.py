@@ -134,7 +134,7 @@ class LuceneBM25:
     def __init__(self, terms: np.ndarray, lengths: np.ndarray, vocab_size: int) -> None:
         n_docs = len(lengths)
         doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        pairs, tf = np.unique(terms.astype(np.int64) * n_docs + doc_of, return_counts=True)
+        pairs, tf = sorted_unique(terms.astype(np.int64) * n_docs + doc_of)
         term, doc = np.divmod(pairs, n_docs)
         df = np.bincount(term, minlength=vocab_size)
         idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
@@ -158,6 +158,22 @@ class LuceneBM25:
         return np.bincount(rows, weights=data, minlength=self.num_docs).astype(np.float32)
 
 
+def sorted_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_counts=True)`` for a 1-d integer array.
+
+    Written out because numpy 2's ``unique`` imports ``numpy.ma`` on first use (about
+    45 ms of a ``ctxbench compile`` process); the result is the same arrays.
+    """
+    ordered = np.sort(values)
+    if not len(ordered):
+        return ordered, np.zeros(0, dtype=np.int64)
+    first = np.empty(len(ordered), dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return ordered[starts], np.diff(np.append(starts, len(ordered)))
+
+
 class PolicyView:
     """BM25 over the permitted chunks only; ``chunk_ids`` maps local rows to index chunks."""
 
@@ -172,9 +188,9 @@ class PolicyView:
         if len(chunk_ids) and vocab_size and len(terms):
             self._bm25 = LuceneBM25(terms, lengths, vocab_size)
             # Lucene idf over the permitted chunks, for weighting terms inside a chunk.
-            docs = np.bincount(np.unique(np.repeat(
+            docs = np.bincount(sorted_unique(np.repeat(
                 np.arange(len(lengths), dtype=np.int64), lengths) * vocab_size
-                + terms.astype(np.int64)) % vocab_size, minlength=vocab_size)
+                + terms.astype(np.int64))[0] % vocab_size, minlength=vocab_size)
             self._idf = np.log1p((len(lengths) - docs + 0.5) / (docs + 0.5)).astype(np.float32)
 
     def idf(self, query_ids: np.ndarray) -> np.ndarray:

@@ -368,6 +368,7 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     demoted: set[int] = set()
     spread: set[int] = set()
     opened: dict[int, int] = {}  # artifact position -> chunks of it opened
+    taken: list[tuple[float, int, int]] = []  # (value, candidate, position) of each opening
     tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
         bound, _, n, widenings = heapq.heappop(heap)
@@ -416,6 +417,7 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                 window = windows[n] = small
             if not added:
                 continue
+            taken.append((values[n], n, position))
             chosen.append((len(terms), terms, position))
             opened[position] = opened.get(position, 0) + 1
         else:
@@ -432,4 +434,29 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
             tie += 1
             heapq.heappush(heap, (-values[n] * GROW_DECAY ** (widenings + 1), tie, n,
                                   widenings + 1))
+    _fill(draft, [(windows[n], position) for _, n, position in
+                  sorted(taken, key=lambda t: (-t[0], t[1]))])
     return draft.finish("nothing was selected")
+
+
+def _fill(draft: _Draft, windows: list[tuple[Window, int]]) -> None:
+    """Spend the room no opening or widening fits in on the lines next to the opened
+    windows, one line per window in turn, best window first.
+
+    These lines are context around evidence already chosen and cost no header and no gap
+    marker, so the packet holds more evidence for the same overhead (its header and
+    separator share falls) and never less: a line is added only if it fits.
+    """
+    growing = list(windows)
+    while growing and draft.room() > 0:
+        still: list[tuple[Window, int]] = []
+        for window, position in growing:
+            state = window.state()
+            span = window.grow(1)
+            if span is None:
+                continue
+            if draft.add(position, (span,)):
+                still.append((window, position))
+            else:
+                window.restore(state)
+        growing = still

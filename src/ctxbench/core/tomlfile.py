@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core.errors import FieldError, InputError
 from ctxbench.core.jsonlocate import depth_exceeds
 from ctxbench.core.limits import MAX_DEPTH, MAX_NUMBER_CHARS, MAX_TOML_BYTES
 from ctxbench.core.textfile import read_utf8
 
-__all__ = ["load_toml"]
+if TYPE_CHECKING:
+    from ctxbench.core.tomllocate import TomlLines
+
+__all__ = ["load_toml", "load_toml_lines"]
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _LONG_NUMBER = re.compile("[0-9_]{" + str(MAX_NUMBER_CHARS + 1) + ",}")
@@ -25,6 +28,24 @@ def load_toml(path: str | os.PathLike[str], *, display: str | None = None) -> di
     Files over ``MAX_TOML_BYTES``, numbers over ``MAX_NUMBER_CHARS`` digits and nesting
     deeper than ``MAX_DEPTH`` are refused with their line.
     """
+    return _load(path, display)[0]
+
+
+def load_toml_lines(path: str | os.PathLike[str], *,
+                    display: str | None = None) -> tuple[dict[str, Any], TomlLines]:
+    """:func:`load_toml`, and where each key is, so a validator's errors name their line:
+
+        document, lines = load_toml_lines("exp.toml")
+        with lines.locating("exp.toml"):
+            parse(document)      # "exp.toml: [model].x: ..." -> "exp.toml:9: [model].x: ..."
+    """
+    from ctxbench.core.tomllocate import key_lines
+
+    value, text = _load(path, display)
+    return value, key_lines(text)
+
+
+def _load(path: str | os.PathLike[str], display: str | None) -> tuple[dict[str, Any], str]:
     shown = display if display is not None else str(path)
     text = read_utf8(path, display=shown, limit=MAX_TOML_BYTES)
     try:
@@ -48,7 +69,7 @@ def load_toml(path: str | os.PathLike[str], *, display: str | None = None) -> di
                          got_text="a longer number") from None
     if depth_exceeds(value):
         raise _too_deep(shown, text)
-    return value
+    return value, text
 
 
 def _too_deep(shown: str, text: str) -> InputError:

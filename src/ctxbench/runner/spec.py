@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file, load_toml
+from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file
+from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.runner.execution import ExecutionSpec, parse_execution
 from ctxbench.runner.scorers import SCORERS
 from ctxbench.workloads.bfcl import BFCL_CATEGORIES
@@ -435,8 +436,9 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
 
 
 def load_spec(path: str | os.PathLike[str]) -> ExperimentSpec:
-    """Load and validate an experiment spec TOML file."""
+    """Load and validate an experiment spec TOML file; every error names its line."""
     target = Path(path)
-    document = load_toml(target, display=str(path))
-    return parse_spec(document, path=target.resolve(), display=str(path),
-                      digest=blake3_file(target))
+    document, lines = load_toml_lines(target, display=str(path))
+    with lines.locating(str(path)):
+        return parse_spec(document, path=target.resolve(), display=str(path),
+                          digest=blake3_file(target))

@@ -21,7 +21,7 @@ from ctxbench.core.errors import InputError, PointerError, describe_value, point
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.limits import MAX_COUNT
-from ctxbench.core.tomlfile import load_toml
+from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.protocols.cef.rules import CONDITION_SLUG, CONDITION_SLUG_TEXT
 
 __all__ = [
@@ -201,9 +201,11 @@ def load_preregistration(path: str | os.PathLike[str]) -> Preregistration:
     shown = str(path)
     suffix = Path(path).suffix.lower()
     if suffix == ".toml":
-        data: Any = load_toml(path)
+        document, lines = load_toml_lines(path)
+        with lines.locating(shown):
+            return parse_preregistration(document, path=shown)
     elif suffix == ".json":
-        data = load_json_document(path)
+        data: Any = load_json_document(path)
     else:
         raise InputError(f"{shown}: expected a .toml or .json preregistration, got {suffix!r}")
     if not isinstance(data, dict):

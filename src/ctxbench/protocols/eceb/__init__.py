@@ -5,33 +5,46 @@
     report = evaluate(benchmark, load_run("run.json"), check)
 
 The embedded synthetic seed lives at :func:`seed_paths`.
+
+Names are imported from their modules on first use, so a caller that needs one module
+(``ctxbench compile`` reads a benchmark, not a run or a report) does not import the rest.
 """
 
-from ctxbench.protocols.eceb.benchmark import load_benchmark, parse_benchmark
-from ctxbench.protocols.eceb.corpus import CorpusCheck, CorpusProblem, verify_corpus
-from ctxbench.protocols.eceb.evaluate import TRUST_BOUNDARY, evaluate
-from ctxbench.protocols.eceb.gates import GATES, Failure, GroupResult, evaluate_group
-from ctxbench.protocols.eceb.model import (
-    BENCHMARK_SCHEMA,
-    CLAIM_CLASSES,
-    CLASSIFICATIONS,
-    KINDS,
-    REPORT_SCHEMA,
-    RUN_SCHEMA,
-    SPEC_URN,
-    STRATEGIES,
-    Artifact,
-    Benchmark,
-    Observation,
-    Run,
-    Selected,
-    Task,
-)
-from ctxbench.protocols.eceb.paths import path_problem, resolve_in_corpus, validate_portable_path
-from ctxbench.protocols.eceb.register import register_directory
-from ctxbench.protocols.eceb.root import corpus_root
-from ctxbench.protocols.eceb.run import load_run, parse_run
-from ctxbench.protocols.eceb.seed import SeedPaths, seed_paths
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxbench.protocols.eceb.benchmark import load_benchmark, parse_benchmark
+    from ctxbench.protocols.eceb.corpus import CorpusCheck, CorpusProblem, verify_corpus
+    from ctxbench.protocols.eceb.evaluate import TRUST_BOUNDARY, evaluate
+    from ctxbench.protocols.eceb.gates import GATES, Failure, GroupResult, evaluate_group
+    from ctxbench.protocols.eceb.model import (
+        BENCHMARK_SCHEMA,
+        CLAIM_CLASSES,
+        CLASSIFICATIONS,
+        KINDS,
+        REPORT_SCHEMA,
+        RUN_SCHEMA,
+        SPEC_URN,
+        STRATEGIES,
+        Artifact,
+        Benchmark,
+        Observation,
+        Run,
+        Selected,
+        Task,
+    )
+    from ctxbench.protocols.eceb.paths import (
+        path_problem,
+        resolve_in_corpus,
+        validate_portable_path,
+    )
+    from ctxbench.protocols.eceb.register import register_directory
+    from ctxbench.protocols.eceb.root import corpus_root
+    from ctxbench.protocols.eceb.run import load_run, parse_run
+    from ctxbench.protocols.eceb.seed import SeedPaths, seed_paths
 
 __all__ = [
     "BENCHMARK_SCHEMA",
@@ -69,3 +82,66 @@ __all__ = [
     "validate_portable_path",
     "verify_corpus",
 ]
+
+_WHERE = {
+    "BENCHMARK_SCHEMA": "ctxbench.protocols.eceb.model",
+    "CLAIM_CLASSES": "ctxbench.protocols.eceb.model",
+    "CLASSIFICATIONS": "ctxbench.protocols.eceb.model",
+    "GATES": "ctxbench.protocols.eceb.gates",
+    "KINDS": "ctxbench.protocols.eceb.model",
+    "REPORT_SCHEMA": "ctxbench.protocols.eceb.model",
+    "RUN_SCHEMA": "ctxbench.protocols.eceb.model",
+    "SPEC_URN": "ctxbench.protocols.eceb.model",
+    "STRATEGIES": "ctxbench.protocols.eceb.model",
+    "Artifact": "ctxbench.protocols.eceb.model",
+    "Benchmark": "ctxbench.protocols.eceb.model",
+    "CorpusCheck": "ctxbench.protocols.eceb.corpus",
+    "CorpusProblem": "ctxbench.protocols.eceb.corpus",
+    "Failure": "ctxbench.protocols.eceb.gates",
+    "GroupResult": "ctxbench.protocols.eceb.gates",
+    "Observation": "ctxbench.protocols.eceb.model",
+    "Run": "ctxbench.protocols.eceb.model",
+    "SeedPaths": "ctxbench.protocols.eceb.seed",
+    "Selected": "ctxbench.protocols.eceb.model",
+    "Task": "ctxbench.protocols.eceb.model",
+    "TRUST_BOUNDARY": "ctxbench.protocols.eceb.evaluate",
+    "corpus_root": "ctxbench.protocols.eceb.root",
+    "evaluate": "ctxbench.protocols.eceb.evaluate",
+    "evaluate_group": "ctxbench.protocols.eceb.gates",
+    "load_benchmark": "ctxbench.protocols.eceb.benchmark",
+    "load_run": "ctxbench.protocols.eceb.run",
+    "parse_benchmark": "ctxbench.protocols.eceb.benchmark",
+    "parse_run": "ctxbench.protocols.eceb.run",
+    "path_problem": "ctxbench.protocols.eceb.paths",
+    "register_directory": "ctxbench.protocols.eceb.register",
+    "resolve_in_corpus": "ctxbench.protocols.eceb.paths",
+    "seed_paths": "ctxbench.protocols.eceb.seed",
+    "validate_portable_path": "ctxbench.protocols.eceb.paths",
+    "verify_corpus": "ctxbench.protocols.eceb.corpus",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctxbench.protocols.eceb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """The package module: ``evaluate`` names the function even after its submodule
+    (also called ``evaluate``) is imported, which binds the submodule to the package."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _WHERE and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

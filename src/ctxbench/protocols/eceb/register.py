@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core.errors import FieldError, InputError
-from ctxbench.core.tomlfile import load_toml
+from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.protocols.eceb.benchmark import ID_PATTERN
 from ctxbench.protocols.eceb.files import (
     file_kind,
@@ -90,7 +90,12 @@ def glob_regex(glob: str) -> re.Pattern[str]:
 def load_rules(path: str | os.PathLike[str]) -> tuple[str, str, tuple[Rule, ...]]:
     """Read a rules file: (benchmark_id, claim_class, rules in order)."""
     shown = str(path)
-    data = load_toml(path, display=shown)
+    data, lines = load_toml_lines(path, display=shown)
+    with lines.locating(shown):
+        return _rules_of(shown, data)
+
+
+def _rules_of(shown: str, data: dict[str, Any]) -> tuple[str, str, tuple[Rule, ...]]:
     known = {"benchmark_id", "claim_class", "rule"}
     for key in sorted(data):
         if key not in known:
