@@ -111,9 +111,12 @@ class BfclWorkload:
         return score_tool_answer(task, answer)
 
 
-def load_bfcl(category: str, *, limit: int | None = None,
+def load_bfcl(category: str, *, limit: int | None = None, offset: int = 0,
               data_dir: Path | None = None) -> BfclWorkload:
-    """Load a BFCL category (a key of :data:`BFCL_CATEGORIES`) from the installed data."""
+    """Load a BFCL category (a key of :data:`BFCL_CATEGORIES`) from the installed data.
+
+    ``offset`` skips the first tasks in file order, then ``limit`` takes the next ones.
+    """
     stem = BFCL_CATEGORIES.get(category)
     if stem is None:
         raise InputError(f"bfcl category: expected one of {', '.join(BFCL_CATEGORIES)}, "
@@ -125,7 +128,9 @@ def load_bfcl(category: str, *, limit: int | None = None,
     answers = {} if category in _JUDGED_ON_RELEVANCE else \
         _answers(folder / "possible_answer" / path.name)
     tasks: list[ToolTask] = []
-    for item in iter_jsonl(path):
+    for position, item in enumerate(iter_jsonl(path)):
+        if position < offset:
+            continue
         row = item.value
         where = f"{path}:{item.line}"
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
