@@ -175,7 +175,7 @@ class ContextBuilder:
 
     def _tools(self, task: WorkTask, condition: ConditionSpec, budget: int | None,
                started: float) -> BuiltContext:
-        """Tool schemas chosen by the condition's tool strategy; selected = (name, BLAKE3)."""
+        """The schemas the condition sends; selected = (registry artifact id, BLAKE3)."""
         from ctxbench.workloads.bfcl_registry import schema_artifact_id
         from ctxbench.workloads.tools import TOOL_STRATEGIES, select_tools
 
