@@ -17,9 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "workloads"))
 
-from bfcl_mutations import AST_CATEGORIES, MUTATIONS, tally
+from bfcl_mutations import AST_CATEGORIES, GREEDY_ORDER, MUTATIONS, tally
 
 from ctxbench.workloads import load_bfcl
+from ctxbench.workloads.bfcl import BFCL_ERRATA
 
 
 def main() -> None:
@@ -34,7 +35,12 @@ def main() -> None:
         misjudged += wrong
         cells = [f"{correct[k]}/{cases[k]}" if cases[k] else "-" for k in kinds]
         print(f"| {category} | {len(workload.tasks)} | " + " | ".join(cells) + " |")
-    print("\ncells: answers scored correct / cases; misjudged:", ", ".join(misjudged) or "none")
+    greedy = [w for w in misjudged if w.split(":")[0] in GREEDY_ORDER
+              and w.endswith(":truth_reversed")]
+    other = [w for w in misjudged if w not in greedy]
+    print("\ncells: answers scored correct / cases; misjudged:", ", ".join(other) or "none")
+    print("reversed orders BFCL's own greedy matching rejects too:", ", ".join(greedy) or "none")
+    print(f"BFCL data errata not loaded ({len(BFCL_ERRATA)}):", ", ".join(sorted(BFCL_ERRATA)))
 
 
 if __name__ == "__main__":

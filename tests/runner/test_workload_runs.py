@@ -35,14 +35,15 @@ def _trials(path: Path) -> list[dict[str, object]]:
     return [item.value for item in iter_jsonl(path)]
 
 
-def test_bfcl_slice_runs_end_to_end_with_a_cef_report(tmp_path: Path) -> None:
+def test_bfcl_slice_runs_end_to_end_with_cef_and_eceb_reports(tmp_path: Path) -> None:
     (tmp_path / "exp.toml").write_text(BFCL_SPEC, encoding="utf-8")
     summary = run_experiment(tmp_path / "exp.toml")
     out = tmp_path / "out"
     assert summary.planned == 30 and summary.completed == 30
-    # Tool schemas are not ECEB artifacts (docs/workloads.md): CEF only.
+    # Every schema is a public artifact of the slice's registry (docs/workloads.md).
     assert sorted(p.name for p in out.iterdir()) == [
-        "cef-prereg.json", "cef-report.json", "cef-report.md", "manifest.json",
+        "bfcl-registry", "cef-prereg.json", "cef-report.json", "cef-report.md",
+        "eceb-report.json", "eceb-report.md", "eceb-run.json", "manifest.json",
         "trials.jsonl"]
     records = _trials(out / "trials.jsonl")
     check = validator("ctxbench.trial.v1")
@@ -79,10 +80,16 @@ def test_bfcl_spec_errors(tmp_path: Path) -> None:
                     encoding="utf-8")
     with pytest.raises(FieldError, match=r"\[workload\]\.source: expected bfcl:<category>"):
         load_spec(spec)
-    spec.write_text(BFCL_SPEC.replace('strategy = "naive_top_k"', 'strategy = "compiled"'),
+    spec.write_text(BFCL_SPEC.replace('strategy = "naive_top_k"',
+                                      'strategy = "external"\ncommand = "pkg:fn"'),
                     encoding="utf-8")
     with pytest.raises(FieldError, match=r"\[conditions\]\[1\]\.strategy: expected a "
-                       r"tool-schema strategy"):
+                       r"tool-schema strategy \(full_permitted_context, naive_top_k\) or an "
+                       r"installed document strategy, got the string \"external\""):
+        load_spec(spec)
+    spec.write_text(BFCL_SPEC.replace("limit = 10", "offset = -1"), encoding="utf-8")
+    with pytest.raises(FieldError, match=r"\[workload\]\.offset: expected an integer in "
+                       r"\[0, 10000000\], got the integer -1"):
         load_spec(spec)
     spec.write_text(BFCL_SPEC + '[scoring]\ntask_score = "token_f1"\n', encoding="utf-8")
     with pytest.raises(FieldError, match=r"\[scoring\]\.task_score: expected no task_score"):

@@ -18,6 +18,10 @@ AST_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "live_s
 MUTATIONS = ("wrong_name", "missing_required", "wrong_value", "wrong_type", "extra_param",
              "dropped_call")
 _ODD = "zzqx unlisted value"
+# Orders BFCL's own checker rejects too: it matches parallel calls greedily
+# (parallel_function_checker_no_order), and in reversed order the first ground-truth entry
+# of parallel_178, which allows two companies, takes the call a later entry needs.
+GREEDY_ORDER = {"parallel_178"}
 
 
 def truth_calls(task: ToolTask) -> list[ToolCall]:

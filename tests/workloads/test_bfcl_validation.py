@@ -1,32 +1,21 @@
 """The AST checker against BFCL's own ground truth and against mutated wrong calls.
 
 Every ``possible_answer`` entry of every supported category is rendered as a call (the
-first allowed value of each parameter; see ``ground_truth_call``) and must score correct,
-except the four entries BFCL's own rules make unsatisfiable (listed below with why). Each
-mutation of a correct answer must score incorrect. Counts: benchmarks/RESULTS.md,
-"BFCL scorer validation".
+first allowed value of each parameter; see ``ground_truth_call``) and must score correct;
+the four entries no call can pass under BFCL's own checker are BFCL data errata, not
+loaded (``BFCL_ERRATA``). Each mutation of a correct answer must score incorrect. Counts:
+benchmarks/RESULTS.md, "BFCL scorer validation".
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from bfcl_mutations import AST_CATEGORIES, MUTATIONS, tally
+from bfcl_mutations import AST_CATEGORIES, GREEDY_ORDER, MUTATIONS, tally
 
 from ctxbench.workloads import load_bfcl, parse_calls, render_calls
-from ctxbench.workloads.bfcl import score_tool_answer
-
-# Ground truth that no call can pass under BFCL's checker (bfcl-eval 2026.3.23):
-UNSATISFIABLE = {
-    # A parameter whose allowed values are [] can be neither given nor left out.
-    "live_simple_106-63-0", "live_simple_112-68-0",
-    # The ground truth names a parameter the schema does not have.
-    "live_multiple_862-181-3",
-    # The schema requires a parameter the ground truth does not allow.
-    "live_multiple_964-207-0",
-}
-# BFCL matches parallel calls greedily: in this order the first call takes a ground-truth
-# entry that allows two companies, and a later call finds nothing left.
-GREEDY_ORDER = {"parallel_178"}
+from ctxbench.workloads.bfcl import BFCL_CATEGORIES, BFCL_ERRATA, bfcl_data_dir, score_tool_answer
 
 
 @pytest.mark.parametrize("category", AST_CATEGORIES)
@@ -34,8 +23,7 @@ def test_ground_truth_passes_and_mutations_fail(category: str) -> None:
     workload = load_bfcl(category)
     cases, correct, wrong = tally(workload.tasks)
     assert cases["truth"] == len(workload.tasks) > 0
-    expected_misses = {f"{t}:truth" for t in UNSATISFIABLE} | \
-        {f"{t}:truth_reversed" for t in GREEDY_ORDER}
+    expected_misses = {f"{t}:truth_reversed" for t in GREEDY_ORDER}
     assert set(wrong) == {w for w in expected_misses
                           if w.split(":")[0] in {t.task_id for t in workload.tasks}}
     for kind in MUTATIONS:
@@ -50,9 +38,10 @@ def test_category_sizes() -> None:
         "simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "live_simple",
         "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance",
         "live_relevance")}
+    # live_simple ships 258 and live_multiple 1053 entries; two of each are errata.
     assert sizes == {"simple": 400, "multiple": 200, "parallel": 200,
-                     "parallel_multiple": 200, "irrelevance": 240, "live_simple": 258,
-                     "live_multiple": 1053, "live_parallel": 16,
+                     "parallel_multiple": 200, "irrelevance": 240, "live_simple": 256,
+                     "live_multiple": 1051, "live_parallel": 16,
                      "live_parallel_multiple": 24, "live_irrelevance": 884,
                      "live_relevance": 16}
 
@@ -79,3 +68,21 @@ def test_limit_and_unknown_category() -> None:
         "live_multiple_0-0-0", "live_multiple_1-0-1"]
     with pytest.raises(Exception, match="bfcl category: expected one of simple, multiple"):
         load_bfcl("simple_java")
+
+
+def test_errata_are_the_listed_entries_and_are_not_loaded() -> None:
+    assert sorted(BFCL_ERRATA) == ["live_multiple_862-181-3", "live_multiple_964-207-0",
+                                   "live_simple_106-63-0", "live_simple_112-68-0"]
+    for category in ("live_simple", "live_multiple"):
+        path = bfcl_data_dir() / f"BFCL_v4_{BFCL_CATEGORIES[category]}.json"
+        shipped = [json.loads(line)["id"] for line in path.read_text(encoding="utf-8")
+                   .splitlines() if line.strip()]
+        loaded = [t.task_id for t in load_bfcl(category).tasks]
+        errata = [i for i in shipped if i in BFCL_ERRATA]
+        assert len(errata) == 2
+        assert loaded == [i for i in shipped if i not in BFCL_ERRATA]
+
+
+def test_offset_skips_tasks_in_file_order() -> None:
+    first = [t.task_id for t in load_bfcl("multiple", limit=5).tasks]
+    assert [t.task_id for t in load_bfcl("multiple", offset=2, limit=2).tasks] == first[2:4]

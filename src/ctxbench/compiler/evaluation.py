@@ -69,10 +69,17 @@ def summarize(rows: Sequence[EvaluationRow], strategies: Sequence[str],
 def _check_strategies(strategies: tuple[str, ...]) -> None:
     if not strategies:
         raise InputError("strategy: expected at least one strategy")
+    installed: set[str] | None = None
     for name in strategies:
-        if name not in (*STRATEGIES, PEER) and not name.startswith("external:"):
-            raise InputError(f"strategy: expected one of {', '.join((*STRATEGIES, PEER))} "
-                             f"or external:SPEC, got {name!r}")
+        if name in (*STRATEGIES, PEER) or name.startswith("external:"):
+            continue
+        if installed is None:  # plugins and the baselines (entroly, truncate-head, ...)
+            from ctxbench.compiler.discovery import installed_strategies
+
+            installed = {s.name for s in installed_strategies()}
+        if name not in installed:
+            raise InputError(f"strategy: expected one of {', '.join((*STRATEGIES, PEER))}, "
+                             f"an installed strategy or external:SPEC, got {name!r}")
 
 
 def _restricted_bytes(packet: CompiledContext, policy: Policy) -> int:

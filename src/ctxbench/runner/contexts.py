@@ -175,18 +175,36 @@ class ContextBuilder:
 
     def _tools(self, task: WorkTask, condition: ConditionSpec, budget: int | None,
                started: float) -> BuiltContext:
-        """Tool schemas chosen by the condition's tool strategy; selected = (name, BLAKE3)."""
-        from ctxbench.workloads.tools import select_tools
+        """The schemas the condition sends; selected = (registry artifact id, BLAKE3)."""
+        from ctxbench.workloads.bfcl_registry import schema_artifact_id
+        from ctxbench.workloads.tools import TOOL_STRATEGIES, select_tools
 
-        selection = select_tools(task.source_task.schemas, task.query, budget,
-                                 self.tokenizer, condition.strategy)
+        tool_task = task.source_task
+        if condition.strategy in TOOL_STRATEGIES:
+            selection = select_tools(tool_task.schemas, task.query, budget,
+                                     self.tokenizer, condition.strategy)
+        else:  # a document strategy over the task's schemas as a corpus
+            selection = self._schema_corpus(task).select(condition.strategy, budget)
         text = selection.text
         return BuiltContext(text=text, sha256=sha256_hex(text.encode("utf-8")),
                             token_count=selection.token_count,
-                            selected=tuple((s.name, s.digest) for s in selection.schemas),
+                            selected=tuple((schema_artifact_id(tool_task, s.name), s.digest)
+                                           for s in selection.schemas),
                             commit_id=None, rendered_blake3=blake3_hex(text.encode("utf-8")),
                             compile_ms=(time.perf_counter() - started) * 1000,
                             tools=selection.schemas)
+
+    def _schema_corpus(self, task: WorkTask) -> Any:
+        from ctxbench.workloads.tool_packets import SchemaCorpus
+
+        if self._qa_last is not None and self._qa_last[0] == task.task_id:
+            return self._qa_last[1]
+        if self._qa_dir is None:
+            self._qa_dir = tempfile.TemporaryDirectory(prefix="ctxbench-qa-")
+        folder = Path(self._qa_dir.name) / blake3_hex(task.task_id.encode("utf-8"))[:16]
+        corpus = SchemaCorpus(task.source_task, folder, self.tokenizer)
+        self._qa_last = (task.task_id, corpus)
+        return corpus
 
     def close(self) -> None:
         if self._qa_dir is not None:

@@ -232,6 +232,9 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         executor = _executor(spec, workload, run_id, cost, snapshot, judge, provider_options)
         provider = (executor.start() if executor is not None
                     else _provider(spec, provider_options))
+        mode = getattr(provider, "tool_call_mode", None)
+        if workload.format == "bfcl" and isinstance(mode, str) and mode not in all_labels:
+            all_labels.append(mode)  # how the tool calls were decoded (the manifest says)
         # Budgets in numeric order (compiled@256 before compiled@1024).
         conditions = sorted({p.condition for p in plan}, key=condition_order_key)
         if not (resume and manifest_path.exists()):

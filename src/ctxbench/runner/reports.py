@@ -93,7 +93,10 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
     _write_pair(paths["cef-report.json"], paths["cef-report.md"],
                 _noted(cef_report.to_json(), labels))
     verdicts = cef_verdicts(cef_report)
-    if workload.format == "eceb":
+    if workload.format == "bfcl":  # every schema a public artifact (bfcl_registry)
+        workload, note = _bfcl_registry(spec, workload, out)
+        verdicts.extend(note)
+    if workload.format == "eceb" or workload.benchmark is not None:
         eceb_paths, eceb_lines = _eceb(spec, workload, contexts, run_id, snapshot,
                                        trials_path, labels, judge)
         paths.update(eceb_paths)
@@ -111,6 +114,18 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
             verdicts.extend(line.replace("ECEB compiled:", f"ECEB {strategy}:")
                             for line in lines if line.startswith("ECEB compiled:"))
     return paths, verdicts
+
+
+def _bfcl_registry(spec: ExperimentSpec, workload: Workload, out: Path
+                   ) -> tuple[Workload, list[str]]:
+    """The BFCL workload with its ECEB registry under ``out/bfcl-registry``."""
+    from ctxbench.runner.workload import bfcl_registry_workload
+
+    budgets = tuple(sorted({b for c in spec.conditions for b in c.budgets}))
+    if not budgets:
+        return workload, ["ECEB: not evaluated: the experiment declares no budget"]
+    return bfcl_registry_workload(workload, out / "bfcl-registry", budgets=budgets,
+                                  repetitions=spec.replicates), []
 
 
 def _noted(report: dict[str, Any], notes: list[str]) -> dict[str, Any]:

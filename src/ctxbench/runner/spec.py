@@ -118,6 +118,7 @@ class WorkloadSpec:
     corpus: Path | None
     tokenizer: str | None
     limit: int | None
+    offset: int = 0  # BFCL: skip the category's first N tasks (a slice disjoint from them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +198,7 @@ def _resolve(base: Path, value: str) -> Path:
 
 
 def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
-    t.only({"source", "format", "corpus", "tokenizer", "limit"})
+    t.only({"source", "format", "corpus", "tokenizer", "limit", "offset"})
     source = t.req_string("source")
     if source.startswith(BFCL_PREFIX):
         fmt = t.enum("format", ["bfcl"], optional=True) or "bfcl"
@@ -210,11 +211,14 @@ def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
     if source != BUILTIN_SEED and fmt != "bfcl":
         source = str(_resolve(base, source))
     corpus = t.string("corpus", optional=True)
+    offset = t.integer("offset", minimum=0, maximum=BOUNDS["limit"], optional=True)
+    if offset is not None and fmt != "bfcl":
+        t.fail("offset", "no offset (only a bfcl workload takes one)", offset)
     return WorkloadSpec(source=source, format=fmt,
                         corpus=_resolve(base, corpus) if corpus else None,
                         tokenizer=t.string("tokenizer", optional=True),
                         limit=t.integer("limit", minimum=1, maximum=BOUNDS["limit"],
-                                        optional=True))
+                                        optional=True), offset=offset or 0)
 
 
 def _model(t: _TomlFields) -> ModelSpec:
@@ -346,10 +350,12 @@ def _workload_scoring(top: _TomlFields, scoring: _TomlFields | None, workload: W
     if workload.format != "bfcl":
         return
     for index, cond in enumerate(conditions):
-        if cond.strategy not in TOOL_STRATEGIES:
+        # Tool strategies select schemas; any other installed strategy builds its packet
+        # from the task's schemas as a corpus (ctxbench.workloads.tool_packets).
+        if cond.strategy == "external":
             raise FieldError(top.path, None, f"[conditions][{index}].strategy",
-                             "a tool-schema strategy (" + ", ".join(TOOL_STRATEGIES) + ")",
-                             cond.strategy)
+                             "a tool-schema strategy (" + ", ".join(TOOL_STRATEGIES) +
+                             ") or an installed document strategy", cond.strategy)
         if cond.ladder:
             raise FieldError(top.path, None, f"[conditions][{index}].budgets",
                              "an array of budgets (BFCL tasks have no budget ladder)",

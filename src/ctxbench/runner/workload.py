@@ -16,7 +16,7 @@ from typing import Any
 from ctxbench.core import Fields, InputError, blake3_file, iter_jsonl
 from ctxbench.runner.spec import BFCL_PREFIX, BUILTIN_SEED, WorkloadSpec
 
-__all__ = ["WorkTask", "Workload", "load_workload"]
+__all__ = ["WorkTask", "Workload", "bfcl_registry_workload", "load_workload"]
 
 # LongBench's row fields; the runner reads the first four, and any other name is an error.
 _LONGBENCH_FIELDS = ("_id", "input", "context", "answers", "length", "dataset", "language",
@@ -116,11 +116,17 @@ def _load_qa(spec: WorkloadSpec) -> Workload:
 
 def _load_bfcl(spec: WorkloadSpec) -> Workload:
     from ctxbench.workloads.bfcl import load_bfcl
+    from ctxbench.workloads.bfcl_registry import schema_artifact_id
 
-    loaded = load_bfcl(spec.source[len(BFCL_PREFIX):], limit=spec.limit)
+    loaded = load_bfcl(spec.source[len(BFCL_PREFIX):], limit=spec.limit,
+                       offset=spec.offset)
+    # Required evidence: the registry ids of the schemas the ground truth calls
+    # (ctxbench.workloads.bfcl_registry), the ids a context's ``selected`` names.
     tasks = tuple(
         WorkTask(task_id=t.task_id, query=t.query, answers=(), answer_terms=(),
-                 required_evidence=t.expected_functions, expect_abstention=False,
+                 required_evidence=tuple(schema_artifact_id(t, n)
+                                         for n in t.expected_functions),
+                 expect_abstention=False,
                  budget_ladder=(), source_task=t)
         for t in loaded.tasks)
     return Workload(name=loaded.name, version=loaded.version, format="bfcl", tasks=tasks,
@@ -148,3 +154,29 @@ def load_workload(spec: WorkloadSpec) -> Workload:
     if spec.format == "longbench":
         return _load_longbench(spec)
     return _load_eceb(spec) if spec.format == "eceb" else _load_qa(spec)
+
+
+def bfcl_registry_workload(workload: Workload, folder: Path, *, budgets: tuple[int, ...],
+                           repetitions: int, claim_class: str = "public_reproduction"
+                           ) -> Workload:
+    """The BFCL workload with its ECEB registry written under ``folder`` and loaded.
+
+    Every schema is a ``public`` artifact, each task's ladder is ``budgets`` and its
+    required evidence the schemas its ground truth calls
+    (:mod:`ctxbench.workloads.bfcl_registry`); the result evaluates like an ECEB workload.
+    """
+    from dataclasses import replace
+
+    from ctxbench.protocols.eceb import load_benchmark
+    from ctxbench.workloads.bfcl import BfclWorkload
+    from ctxbench.workloads.bfcl_registry import write_registry
+
+    source = BfclWorkload(name=workload.name, version=workload.version,
+                          category=workload.source[len(BFCL_PREFIX):],
+                          tasks=tuple(t.source_task for t in workload.tasks))
+    paths = write_registry(source, folder, budget_ladder=budgets, repetitions=repetitions,
+                           claim_class=claim_class)
+    ladder = tuple(sorted(set(budgets)))
+    return replace(workload, tasks=tuple(replace(t, budget_ladder=ladder)
+                                         for t in workload.tasks),
+                   benchmark=load_benchmark(paths.benchmark), corpus_dir=paths.corpus)

