@@ -151,6 +151,33 @@ def test_ctrl_c_right_after_launch_never_shows_a_traceback(tmp_path: Path) -> No
                          f"resume with: ctxbench run {path} --resume\n".encode()))
 
 
+def test_ctrl_c_at_any_moment_ends_with_130_or_a_finished_run(tmp_path: Path) -> None:
+    # Interrupts land while modules import, while trials run and during teardown: the
+    # process ends with 130 and one line, or (the run was already done) with 0 and its
+    # reports; never a SIGINT death, a traceback or an interrupt swallowed mid-run.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    outcomes = set()
+    for k, delay in enumerate((0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.9)):
+        (tmp_path / f"d{k}").mkdir()
+        path = spec(tmp_path / f"d{k}")
+        proc = subprocess.Popen([sys.executable, "-m", "ctxbench", "run", str(path),
+                                 "--no-progress"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode in (0, 130), (delay, proc.returncode, err)
+        assert b"Traceback" not in err, err
+        if proc.returncode == 0:
+            assert (tmp_path / f"d{k}" / "out" / "cef-report.json").is_file()
+        outcomes.add(proc.returncode)
+    assert 130 in outcomes
+
+
 def test_importing_the_cli_as_a_library_keeps_keyboard_interrupt() -> None:
     import subprocess
     import sys

@@ -9,6 +9,7 @@ jsonschema, tiktoken, httpx) is imported only when that command runs, so
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -17,7 +18,8 @@ from collections.abc import Sequence
 import click
 
 from ctxbench import __version__
-from ctxbench.cli.errors import run_guarded
+from ctxbench.cli import is_the_program, starting_is_over
+from ctxbench.cli.errors import EXIT_INTERRUPTED, run_guarded
 
 # name -> (module, attribute, one-line help shown by ``ctxbench --help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -69,7 +71,8 @@ class LazyGroup(click.Group):
                 # Ctrl-C while the command's own modules load: nothing has run yet.
                 sys.stderr.write("ctxbench: interrupted while starting; nothing was run or "
                                  "written\n")
-                raise SystemExit(130) from None
+                raise SystemExit(EXIT_INTERRUPTED) from None
+            starting_is_over()
             command = getattr(module, attr)
             if not isinstance(command, click.Command):
                 raise TypeError(f"{module_name}.{attr} is not a click command")
@@ -105,9 +108,20 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: run the CLI, turning ctxbench errors into one line and an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # see ctxbench/cli/__init__
-    sys.exit(run_guarded(cli, args, debug="--debug" in args))
+    code = run_guarded(cli, args, debug="--debug" in args)
+    if is_the_program():
+        # The command is done and every file it wrote is closed (trial lines are fsynced
+        # as they are written): a Ctrl-C now would only turn this exit code into a
+        # SIGINT death during interpreter teardown.
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if code == EXIT_INTERRUPTED:
+            # An interrupt that import machinery swallowed earlier would otherwise make
+            # the interpreter end itself with SIGINT instead of this code.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
