@@ -142,8 +142,10 @@ def verify_trials(trials: str, commits: str | None) -> None:
 @click.option("--corpus", "corpus", required=True, type=click.Path(file_okay=False),
               help="Corpus directory of the benchmark.")
 @click.option("--strategy", "strategies", multiple=True,
-              help="compiled, naive_top_k, full_permitted_context, chunk_bm25 or "
-                   "external:SPEC (repeat; default: the three built-in strategies).")
+              help="Any installed strategy (ctxbench strategies: compiled, naive_top_k, "
+                   "full_permitted_context, truncate-head, truncate-tail, middle-out, "
+                   "chunk-bm25, entroly, plugins), the chunk_bm25 peer or external:SPEC "
+                   "(repeat; default: compiled, naive_top_k, full_permitted_context).")
 @click.option("--tokenizer", default="cl100k_base", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 def evaluate_command(benchmark: str, corpus: str, strategies: tuple[str, ...], tokenizer: str,
@@ -153,7 +155,7 @@ def evaluate_command(benchmark: str, corpus: str, strategies: tuple[str, ...], t
     \b
     Example:
       ctxbench compile evaluate B.json --corpus corpus/ --strategy compiled \\
-          --strategy naive_top_k --strategy chunk_bm25 --output eval.json
+          --strategy entroly --strategy naive_top_k --strategy chunk_bm25 --output eval.json
     """
     from ctxbench.compiler.evaluation import evaluate, render_evaluation
     from ctxbench.core import atomic_write_json

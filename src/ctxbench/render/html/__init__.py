@@ -1,9 +1,9 @@
 """Self-contained HTML pages for CEF, public-eval and ECEB reports and run directories.
 
-``render_html(paths, out)`` returns the page; ``write_html(paths, out)`` writes it. The CEF
-page reads the typed report model (``ctxbench.protocols.cef.model``); the per-protocol
-accessor modules (``public_eval_view``, ``eceb_view``) are the only code that reads the other
-reports' fields; the page modules lay out what they return.
+``render_html(paths, out)`` returns the page; ``write_html(paths, out)`` writes it. Each page
+lays out its protocol's typed report model (``protocols.cef.model``,
+``protocols.public_eval.model``, ``protocols.eceb.report``), read from the JSON with
+located errors; the page modules compute nothing.
 """
 
 from ctxbench.render.html.report import render_html, write_html

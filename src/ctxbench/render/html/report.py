@@ -2,8 +2,8 @@
 
 With one input the page is that report (or run); with several it opens with a side-by-side
 comparison and then holds every input's sections. Every number comes from the reports'
-JSON through the per-protocol accessor modules (``*_view.py``) or, for CEF, the typed
-report model.
+JSON, read into each protocol's typed report model (``CefReport``, ``PublicEvalReport``,
+the ECEB ``Report``) with located errors.
 """
 
 from __future__ import annotations
