@@ -107,25 +107,28 @@ def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) 
     lo0, hi0 = lo, hi
     lam = np.clip(np.zeros(z.shape[0]), lo, hi)
     lam = np.where((lam <= lo) | (lam >= hi), 0.5 * (lo + hi), lam)
-    for _ in range(_LAMBDA_STEPS):
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ratio = z / (1.0 + lam[:, None] * z)
-            value = (w * ratio).sum(axis=1)
-            slope = -(w * ratio * ratio).sum(axis=1)
-            step = lam - value / slope
-        lo = np.where(value > 0, lam, lo)
-        hi = np.where(value > 0, hi, lam)
-        inside = (step > lo) & (step < hi) & np.isfinite(step)
-        new = np.where(inside, step, 0.5 * (lo + hi))
-        done = np.all((np.abs(new - lam) <= 1e-12 * np.abs(lam))
-                      | (np.abs(value) <= 1e-13 * (w * np.abs(z)).sum(axis=1)))
-        lam = new
-        if done:
-            break
-    # Rows Newton left short of the root (rare) finish by bisection on their bracket.
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        value = (w * z / (1.0 + lam[:, None] * z)).sum(axis=1)
+    # Loop invariants computed once; w * ratio * ratio is (w * ratio) * ratio, so reusing
+    # w * ratio leaves every value bit for bit as it was.
     scale = (w * np.abs(z)).sum(axis=1)
+    tolerance = 1e-13 * scale
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(_LAMBDA_STEPS):
+            ratio = z / (1.0 + lam[:, None] * z)
+            weighted = w * ratio
+            value = weighted.sum(axis=1)
+            slope = -(weighted * ratio).sum(axis=1)
+            step = lam - value / slope
+            lo = np.where(value > 0, lam, lo)
+            hi = np.where(value > 0, hi, lam)
+            inside = (step > lo) & (step < hi) & np.isfinite(step)
+            new = np.where(inside, step, 0.5 * (lo + hi))
+            done = np.all((np.abs(new - lam) <= 1e-12 * np.abs(lam))
+                          | (np.abs(value) <= tolerance))
+            lam = new
+            if done:
+                break
+        # Rows Newton left short of the root (rare) finish by bisection on their bracket.
+        value = (w * z / (1.0 + lam[:, None] * z)).sum(axis=1)
     bad = ~(np.abs(value) <= 1e-9 * scale)
     if bad.any():
         zb = z[bad]
