@@ -104,6 +104,8 @@ class ScoreInterval:
 
 def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """The root of sum w z / (1 + lambda z) (decreasing) in (lo, hi): Newton, else bisection."""
+    if z.shape[0] == 1:
+        return np.array([_solve_one(z[0], w, lo[0], hi[0])])
     lo0, hi0 = lo, hi
     lam = np.clip(np.zeros(z.shape[0]), lo, hi)
     lam = np.where((lam <= lo) | (lam >= hi), 0.5 * (lo + hi), lam)
@@ -141,6 +143,51 @@ def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) 
             hi_b = np.where(positive, hi_b, mid)
         lam[bad] = 0.5 * (lo_b + hi_b)
     return np.asarray(lam, dtype=np.float64)
+
+
+def _solve_one(z: FloatArray, w: FloatArray, lo: np.float64, hi: np.float64) -> np.float64:
+    """:func:`_solve_lambda` for one null, with the bracket kept as numpy scalars.
+
+    The same steps in the same floating-point operations (numpy scalars follow the array
+    arithmetic bit for bit), without a one-element array per step: a score interval
+    solves one null at a time, hundreds of times.
+    """
+    lo0, hi0 = lo, hi
+    lam = min(max(np.float64(0.0), lo), hi)
+    if lam <= lo or lam >= hi:
+        lam = 0.5 * (lo + hi)
+    scale = (w * np.abs(z)).sum()
+    tolerance = 1e-13 * scale
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(_LAMBDA_STEPS):
+            ratio = z / (1.0 + lam * z)
+            weighted = w * ratio
+            value = weighted.sum()
+            slope = -(weighted * ratio).sum()
+            step = lam - value / slope
+            if value > 0:
+                lo = lam
+            else:
+                hi = lam
+            new = step if (lo < step < hi and np.isfinite(step)) else 0.5 * (lo + hi)
+            done = abs(new - lam) <= 1e-12 * abs(lam) or abs(value) <= tolerance
+            lam = new
+            if done:
+                break
+        value = (w * z / (1.0 + lam * z)).sum()
+    if abs(value) <= 1e-9 * scale:
+        return np.float64(lam)
+    # Newton left it short of the root (rare): bisection on the bracket.
+    lo_b, hi_b = lo0, hi0
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo_b + hi_b)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            positive = (w * z / (1.0 + mid * z)).sum() > 0
+        if positive:
+            lo_b = mid
+        else:
+            hi_b = mid
+    return np.float64(0.5 * (lo_b + hi_b))
 
 
 def _tilted_variance(z: FloatArray, w: FloatArray, a: FloatArray | None,
