@@ -46,7 +46,14 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ScoreInterval", "ScoreTest", "score_interval", "score_test", "t_quantile"]
+__all__ = [
+    "ScoreInterval",
+    "ScoreTest",
+    "score_interval",
+    "score_interval_and_test",
+    "score_test",
+    "t_quantile",
+]
 
 FloatArray = NDArray[np.float64]
 _NORMAL = NormalDist()
@@ -309,13 +316,35 @@ def score_test(num: FloatArray, den: FloatArray, theta0: float, *, level: float 
     ``bounds`` = (lower, upper): each pair's value lies in this range and each
     cluster's ``den`` counts its pairs (so ``num_i`` lies in ``den_i * [lower, upper]``).
     """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    _check_level(level)
     n_arr, d_arr = _check(num, den)
     extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
-    u_num, u_den, w = _distinct(n_arr, d_arr)
+    return _test(_distinct(n_arr, d_arr), extremes, theta0, level, n_arr.shape[0])
+
+
+def score_interval_and_test(num: FloatArray, den: FloatArray, theta0: float, *,
+                            level: float = 0.95, bounds: tuple[float, float] | None = None,
+                            ) -> tuple[ScoreInterval, ScoreTest]:
+    """:func:`score_interval` and :func:`score_test` of the same clusters, checked once."""
+    _check_level(level)
+    n_arr, d_arr = _check(num, den)
+    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
+    distinct = _distinct(n_arr, d_arr)
+    return (_interval(n_arr, d_arr, distinct, extremes, level, bounds),
+            _test(distinct, extremes, theta0, level, n_arr.shape[0]))
+
+
+def _check_level(level: float) -> None:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+
+
+def _test(distinct: tuple[FloatArray, FloatArray, FloatArray],
+          extremes: tuple[float, float] | None, theta0: float, level: float,
+          clusters: int) -> ScoreTest:
+    u_num, u_den, w = distinct
     t = float(_statistics(u_num, u_den, w, np.array([theta0], dtype=np.float64), extremes)[0])
-    crit = _critical(level, n_arr.shape[0])
+    crit = _critical(level, clusters)
     return ScoreTest(theta0=theta0, statistic=t, critical=crit, shows_greater=t >= crit,
                      shows_less=t <= -crit)
 
@@ -373,9 +402,16 @@ def score_interval(num: FloatArray, den: FloatArray, *, level: float = 0.95,
     With ``bounds`` the interval lies inside them; without, it lies between the
     smallest and largest cluster ratio ``num_i / den_i``.
     """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    _check_level(level)
     n_arr, d_arr = _check(num, den)
+    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
+    return _interval(n_arr, d_arr, None, extremes, level, bounds)
+
+
+def _interval(n_arr: FloatArray, d_arr: FloatArray,
+              distinct: tuple[FloatArray, FloatArray, FloatArray] | None,
+              extremes: tuple[float, float] | None, level: float,
+              bounds: tuple[float, float] | None) -> ScoreInterval:
     total = float(d_arr.sum())
     n = n_arr.shape[0]
     if total <= 0:
@@ -390,8 +426,7 @@ def score_interval(num: FloatArray, den: FloatArray, *, level: float = 0.95,
         lo_end, hi_end = float(ratios.min()), float(ratios.max())
     z = n_arr - estimate * d_arr
     degenerate = bool(np.all(np.abs(z) <= 1e-12 * max(1.0, float(np.abs(n_arr).max()))))
-    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
-    u_num, u_den, w = _distinct(n_arr, d_arr)
+    u_num, u_den, w = _distinct(n_arr, d_arr) if distinct is None else distinct
     low = _root(u_num, u_den, w, crit, lo_end, estimate, extremes)
     high = _root(u_num, u_den, w, -crit, estimate, hi_end, extremes)
     return ScoreInterval(estimate, low, high, level, n, degenerate)

@@ -28,7 +28,7 @@ from ctxbench.stats.ratio_savings import (
     resampled_totals,
     studentized_savings,
 )
-from ctxbench.stats.score import ScoreInterval, ScoreTest, score_interval, score_test
+from ctxbench.stats.score import ScoreInterval, ScoreTest, score_interval_and_test
 
 __all__ = [
     "COLUMNS",
@@ -182,8 +182,8 @@ def _gate(sums: FloatArray, stat: str, num: int, den: int,
           bounds: tuple[float, float] | None, level: float, margins: Margins) -> Gate:
     if stat == "context_reduction":
         # reduction > min  <=>  ratio of totals < 1 - min.
-        ratio = score_interval(sums[:, num], sums[:, den], level=level)
-        test = score_test(sums[:, num], sums[:, den], 1.0 - margins.min_savings, level=level)
+        ratio, test = score_interval_and_test(sums[:, num], sums[:, den],
+                                              1.0 - margins.min_savings, level=level)
         interval = ScoreInterval(
             estimate=1.0 - ratio.estimate,
             low=None if ratio.high is None else 1.0 - ratio.high,
@@ -191,10 +191,10 @@ def _gate(sums: FloatArray, stat: str, num: int, den: int,
             level=level, n_clusters=ratio.n_clusters, degenerate=ratio.degenerate)
         shown = test.shows_less
     else:
-        interval = score_interval(sums[:, num], sums[:, den], level=level, bounds=bounds)
         upper = stat == "unsupported_claim_rate_delta"
         margin = margins.quality_tolerance if upper else -margins.quality_tolerance
-        test = score_test(sums[:, num], sums[:, den], margin, level=level, bounds=bounds)
+        interval, test = score_interval_and_test(sums[:, num], sums[:, den], margin,
+                                                 level=level, bounds=bounds)
         shown = test.shows_less if upper else test.shows_greater
     # No gate passes on a statistic the data cannot vary (a degenerate distribution).
     return Gate(interval=interval, test=test, passed=bool(shown and not interval.degenerate))
