@@ -120,16 +120,21 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     out = np.empty((n_resamples, arr.shape[1]), dtype=np.float64)
     batch = max(1, min(n_resamples, max(4, batch_elements // n)))
     if batch >= _PRODUCT_ROWS or batch == n_resamples:
+        # One set of buffers for every batch (the arrays are the same size each time).
+        uniform = np.empty((batch, n), dtype=np.float64)
+        index = np.empty((batch, n), dtype=np.int64)
+        counts = np.empty((batch, n), dtype=np.float64)
+        offsets = np.arange(batch, dtype=np.int64)[:, None] * n
         for start in range(0, n_resamples, batch):
             rows = min(batch, n_resamples - start)
-            scaled = gen.random((rows, n))
+            scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
+            gen.random(out=scaled)
             scaled *= n
-            draws = scaled.astype(np.int64)
-            del scaled
+            draws[...] = scaled  # truncation: the floor of these non-negative values
             np.minimum(draws, n - 1, out=draws)
-            draws += np.arange(rows, dtype=np.int64)[:, None] * n
-            counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
-            out[start : start + rows] = counts.astype(np.float64) @ arr
+            draws += offsets[:rows]
+            weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
+            out[start : start + rows] = weights @ arr
         return out
     # Many units: each resample's draws go into reused buffers and the product runs over
     # _PRODUCT_ROWS resamples at once, so the (units x columns) sums are read once per
