@@ -289,6 +289,68 @@ def _statistics(num: FloatArray, den: FloatArray, w: FloatArray, theta0: FloatAr
     return np.where((mean == 0) & ~(var > 0), 0.0, t)
 
 
+def _statistic_one(num: FloatArray, den: FloatArray, w: FloatArray, theta0: float,
+                   extremes: tuple[float, float] | None) -> float:
+    """:func:`_statistics` for one null, in the same floating-point operations.
+
+    One-dimensional arrays and numpy scalars instead of one-row matrices and one-element
+    arrays (reductions over a row and over a 1-D array are the same pairwise sums), and
+    a branch not taken is not computed: the regula falsi of a score interval evaluates
+    one null per step.
+    """
+    n = float(w.sum())
+    z = num - theta0 * den
+    if extremes is not None:
+        low, high = extremes
+        dmax = float(den.max())
+        a = np.float64(dmax * (low - theta0))
+        b = np.float64(dmax * (high - theta0))
+    else:
+        largest = np.abs(z).max()
+        a, b = -largest, largest
+    mean = (w * z).sum() / n
+    var = _tilted_one(z, w, a, b, n)
+    if np.isnan(var):
+        t = math.inf if mean > 0 else (-math.inf if mean < 0 else 0.0)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = float(mean / np.sqrt(var / n))
+    return 0.0 if (mean == 0 and not var > 0) else t
+
+
+def _tilted_one(z: FloatArray, w: FloatArray, a: np.float64, b: np.float64,
+                n: float) -> np.float64:
+    """:func:`_tilted_variance` for one null (``a`` < 0 < ``b`` given)."""
+    low_end = np.minimum(a, z.min())
+    high_end = np.maximum(b, z.max())
+    if not (low_end < 0 and high_end > 0):
+        return np.float64(np.nan)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        hi = -1.0 / low_end
+        lo = -1.0 / high_end
+
+        def total(lam: np.float64) -> np.float64:
+            den = 1.0 + lam * z
+            terms = np.where(den > 0, z / np.where(den > 0, den, 1.0),
+                             np.where(z > 0, np.inf, -np.inf))
+            return np.float64((w * terms).sum())
+
+        if total(hi) >= 0:
+            e = a
+        elif total(lo) <= 0:
+            e = b
+        else:
+            lam = _solve_one(z, w, lo, hi)
+            p = w / (1.0 + lam * z)
+            out = (p * z**2).sum() / p.sum()
+            return np.float64(np.maximum(out, (w * z * z).sum() / n))
+        # KKT solution with a zero-count extreme cell e (see _tilted_variance).
+        p = (w / n) * e / (e - z)
+    p_ext = np.clip(1.0 - p.sum(), 0.0, 1.0)
+    out = (p * z * z).sum() + p_ext * e * e
+    return np.float64(np.maximum(out, (w * z * z).sum() / n))
+
+
 def _distinct(num: FloatArray, den: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Distinct clusters and how often each occurs (binary scores have at most three)."""
     rows, counts = np.unique(np.column_stack([num, den]), axis=0, return_counts=True)
@@ -343,7 +405,7 @@ def _test(distinct: tuple[FloatArray, FloatArray, FloatArray],
           extremes: tuple[float, float] | None, theta0: float, level: float,
           clusters: int) -> ScoreTest:
     u_num, u_den, w = distinct
-    t = float(_statistics(u_num, u_den, w, np.array([theta0], dtype=np.float64), extremes)[0])
+    t = _statistic_one(u_num, u_den, w, theta0, extremes)
     crit = _critical(level, clusters)
     return ScoreTest(theta0=theta0, statistic=t, critical=crit, shows_greater=t >= crit,
                      shows_less=t <= -crit)
@@ -357,7 +419,8 @@ def _critical(level: float, clusters: int) -> float:
 def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: float,
           hi: float, extremes: tuple[float, float] | None) -> float:
     """theta0 in [lo, hi] where T crosses ``target`` (T decreases in theta0)."""
-    t_lo, t_hi = _statistics(num, den, w, np.array([lo, hi]), extremes)
+    t_lo = _statistic_one(num, den, w, lo, extremes)
+    t_hi = _statistic_one(num, den, w, hi, extremes)
     if t_lo <= target:
         return lo
     if t_hi >= target:
@@ -377,7 +440,7 @@ def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: fl
         mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         if not lo < mid < hi:
             mid = 0.5 * (lo + hi)
-        f_mid = float(_statistics(num, den, w, np.array([mid]), extremes)[0]) - target
+        f_mid = _statistic_one(num, den, w, mid, extremes) - target
         if not math.isfinite(f_mid):
             f_mid = 1e6 if f_mid > 0 else -1e6
         if f_mid > 0:
