@@ -21,7 +21,10 @@ is cleared for the children):
 
 It prints, per analyzer, the median and minimum wall time and the children's CPU time,
 the ratio of the medians and of the minima, and the Entroly commit and the analyzer's
-SHA-256; ``--json PATH`` writes the same as JSON.
+SHA-256; ``--json PATH`` writes the same as JSON. Before that it times ctxbench's
+start-up alone, each a fresh process: ``ctxbench --help`` (target < 0.25 s) and
+``ctxbench cef analyze --help``, which imports everything the analysis imports and
+analyzes nothing (``--startup-runs``, default 10).
 """
 
 from __future__ import annotations
@@ -104,12 +107,22 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=2500, help="tasks (4 trials each)")
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--startup-runs", type=int, default=10)
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
     ctxbench = shutil.which("ctxbench", path=str(Path(sys.executable).parent))
     if ctxbench is None:
         raise SystemExit("the ctxbench console script is not installed beside "
                          f"{sys.executable}; run `make install`")
+    startup = {}
+    for label, argv in (("ctxbench --help", [ctxbench, "--help"]),
+                        ("ctxbench cef analyze --help", [ctxbench, "cef", "analyze", "--help"])):
+        timed(argv)
+        runs = [timed(argv) for _ in range(args.startup_runs)]
+        startup[label] = summary([w for w, _ in runs], [c for _, c in runs])
+        print(f"{label}: median {startup[label]['median_s']:.3f} s, min "
+              f"{startup[label]['min_s']:.3f} s (CPU median {startup[label]['median_cpu_s']:.3f}"
+              f" s) over {args.startup_runs} fresh processes")
     with tempfile.TemporaryDirectory(prefix="bench-vs-entroly-") as tmp:
         work = Path(tmp)
         if args.entroly_repo:
@@ -146,6 +159,7 @@ def main() -> int:
         "entroly": summary(walls["entroly"], cpus["entroly"]),
         "ctxbench": summary(walls["ctxbench"], cpus["ctxbench"]),
         "walls": walls,
+        "startup": startup,
     }
     ratio_median = result["entroly"]["median_s"] / result["ctxbench"]["median_s"]
     ratio_min = result["entroly"]["min_s"] / result["ctxbench"]["min_s"]
