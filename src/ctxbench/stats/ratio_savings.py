@@ -38,7 +38,6 @@ from __future__ import annotations
 import copy
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,6 +152,8 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
             ahead = copy.deepcopy(bits)
             ahead.advance(a * n)
             jobs.append((np.random.Generator(ahead), a, min(a + share, n_resamples)))
+        from concurrent.futures import ThreadPoolExecutor  # only on this path
+
         with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
             # result() re-raises a worker's error (a MemoryError) here.
             for done in [pool.submit(_fill, arr, out, *job) for job in jobs]:

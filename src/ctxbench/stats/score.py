@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,7 +55,6 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
-_NORMAL = NormalDist()
 _LAMBDA_STEPS = 50
 _ROOT_STEPS = 200
 _BISECTION_STEPS = 80
@@ -85,7 +83,9 @@ def t_quantile(q: float, df: int) -> float:
     """
     if df < 1:
         raise ValueError(f"df: expected an integer >= 1, got {df!r}")
-    z = _NORMAL.inv_cdf(q)
+    from statistics import NormalDist  # here: statistics imports fractions and decimal
+
+    z = NormalDist().inv_cdf(q)
     v = float(df)
     z2 = z * z
     return (z + z * (z2 + 1) / (4 * v)
