@@ -105,7 +105,9 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     The draws are those of :func:`ctxbench.stats.bootstrap.bootstrap_totals` for one
     stratum (one child stream spawned from ``rng``, ``floor(uniform * n)`` per unit), so
     its percentile intervals and the studentized ones can come from the same resamples;
-    the result does not depend on ``batch_elements``.
+    the result does not depend on ``batch_elements``. With many units the resamples are
+    split over up to ``_MAX_THREADS`` threads on exactly advanced copies of the stream
+    (PCG64 only), which changes no draw.
     """
     arr = np.asarray(sums, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] < 1:

@@ -45,6 +45,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ctxbench.stats._score_one import (
+    BISECTION_STEPS,
+    LAMBDA_STEPS,
+    solve_one,
+    statistic_one,
+)
+
 __all__ = [
     "ScoreInterval",
     "ScoreTest",
@@ -55,9 +62,7 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
-_LAMBDA_STEPS = 50
 _ROOT_STEPS = 200
-_BISECTION_STEPS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +117,7 @@ class ScoreInterval:
 def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """The root of sum w z / (1 + lambda z) (decreasing) in (lo, hi): Newton, else bisection."""
     if z.shape[0] == 1:
-        return np.array([_solve_one(z[0], w, lo[0], hi[0])])
+        return np.array([solve_one(z[0], w, lo[0], hi[0])])
     lo0, hi0 = lo, hi
     lam = np.clip(np.zeros(z.shape[0]), lo, hi)
     lam = np.where((lam <= lo) | (lam >= hi), 0.5 * (lo + hi), lam)
@@ -121,7 +126,7 @@ def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) 
     scale = (w * np.abs(z)).sum(axis=1)
     tolerance = 1e-13 * scale
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for _ in range(_LAMBDA_STEPS):
+        for _ in range(LAMBDA_STEPS):
             ratio = z / (1.0 + lam[:, None] * z)
             weighted = w * ratio
             value = weighted.sum(axis=1)
@@ -142,7 +147,7 @@ def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) 
     if bad.any():
         zb = z[bad]
         lo_b, hi_b = lo0[bad].copy(), hi0[bad].copy()
-        for _ in range(_BISECTION_STEPS):
+        for _ in range(BISECTION_STEPS):
             mid = 0.5 * (lo_b + hi_b)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 positive = (w * zb / (1.0 + mid[:, None] * zb)).sum(axis=1) > 0
@@ -150,51 +155,6 @@ def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) 
             hi_b = np.where(positive, hi_b, mid)
         lam[bad] = 0.5 * (lo_b + hi_b)
     return np.asarray(lam, dtype=np.float64)
-
-
-def _solve_one(z: FloatArray, w: FloatArray, lo: np.float64, hi: np.float64) -> np.float64:
-    """:func:`_solve_lambda` for one null, with the bracket kept as numpy scalars.
-
-    The same steps in the same floating-point operations (numpy scalars follow the array
-    arithmetic bit for bit), without a one-element array per step: a score interval
-    solves one null at a time, hundreds of times.
-    """
-    lo0, hi0 = lo, hi
-    lam = min(max(np.float64(0.0), lo), hi)
-    if lam <= lo or lam >= hi:
-        lam = 0.5 * (lo + hi)
-    scale = (w * np.abs(z)).sum()
-    tolerance = 1e-13 * scale
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for _ in range(_LAMBDA_STEPS):
-            ratio = z / (1.0 + lam * z)
-            weighted = w * ratio
-            value = weighted.sum()
-            slope = -(weighted * ratio).sum()
-            step = lam - value / slope
-            if value > 0:
-                lo = lam
-            else:
-                hi = lam
-            new = step if (lo < step < hi and np.isfinite(step)) else 0.5 * (lo + hi)
-            done = abs(new - lam) <= 1e-12 * abs(lam) or abs(value) <= tolerance
-            lam = new
-            if done:
-                break
-        value = (w * z / (1.0 + lam * z)).sum()
-    if abs(value) <= 1e-9 * scale:
-        return np.float64(lam)
-    # Newton left it short of the root (rare): bisection on the bracket.
-    lo_b, hi_b = lo0, hi0
-    for _ in range(_BISECTION_STEPS):
-        mid = 0.5 * (lo_b + hi_b)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            positive = (w * z / (1.0 + mid * z)).sum() > 0
-        if positive:
-            lo_b = mid
-        else:
-            hi_b = mid
-    return np.float64(0.5 * (lo_b + hi_b))
 
 
 def _tilted_variance(z: FloatArray, w: FloatArray, a: FloatArray | None,
@@ -289,68 +249,6 @@ def _statistics(num: FloatArray, den: FloatArray, w: FloatArray, theta0: FloatAr
     return np.where((mean == 0) & ~(var > 0), 0.0, t)
 
 
-def _statistic_one(num: FloatArray, den: FloatArray, w: FloatArray, theta0: float,
-                   extremes: tuple[float, float] | None) -> float:
-    """:func:`_statistics` for one null, in the same floating-point operations.
-
-    One-dimensional arrays and numpy scalars instead of one-row matrices and one-element
-    arrays (reductions over a row and over a 1-D array are the same pairwise sums), and
-    a branch not taken is not computed: the regula falsi of a score interval evaluates
-    one null per step.
-    """
-    n = float(w.sum())
-    z = num - theta0 * den
-    if extremes is not None:
-        low, high = extremes
-        dmax = float(den.max())
-        a = np.float64(dmax * (low - theta0))
-        b = np.float64(dmax * (high - theta0))
-    else:
-        largest = np.abs(z).max()
-        a, b = -largest, largest
-    mean = (w * z).sum() / n
-    var = _tilted_one(z, w, a, b, n)
-    if np.isnan(var):
-        t = math.inf if mean > 0 else (-math.inf if mean < 0 else 0.0)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = float(mean / np.sqrt(var / n))
-    return 0.0 if (mean == 0 and not var > 0) else t
-
-
-def _tilted_one(z: FloatArray, w: FloatArray, a: np.float64, b: np.float64,
-                n: float) -> np.float64:
-    """:func:`_tilted_variance` for one null (``a`` < 0 < ``b`` given)."""
-    low_end = np.minimum(a, z.min())
-    high_end = np.maximum(b, z.max())
-    if not (low_end < 0 and high_end > 0):
-        return np.float64(np.nan)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        hi = -1.0 / low_end
-        lo = -1.0 / high_end
-
-        def total(lam: np.float64) -> np.float64:
-            den = 1.0 + lam * z
-            terms = np.where(den > 0, z / np.where(den > 0, den, 1.0),
-                             np.where(z > 0, np.inf, -np.inf))
-            return np.float64((w * terms).sum())
-
-        if total(hi) >= 0:
-            e = a
-        elif total(lo) <= 0:
-            e = b
-        else:
-            lam = _solve_one(z, w, lo, hi)
-            p = w / (1.0 + lam * z)
-            out = (p * z**2).sum() / p.sum()
-            return np.float64(np.maximum(out, (w * z * z).sum() / n))
-        # KKT solution with a zero-count extreme cell e (see _tilted_variance).
-        p = (w / n) * e / (e - z)
-    p_ext = np.clip(1.0 - p.sum(), 0.0, 1.0)
-    out = (p * z * z).sum() + p_ext * e * e
-    return np.float64(np.maximum(out, (w * z * z).sum() / n))
-
-
 def _distinct(num: FloatArray, den: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Distinct clusters and how often each occurs (binary scores have at most three)."""
     rows, counts = np.unique(np.column_stack([num, den]), axis=0, return_counts=True)
@@ -405,7 +303,7 @@ def _test(distinct: tuple[FloatArray, FloatArray, FloatArray],
           extremes: tuple[float, float] | None, theta0: float, level: float,
           clusters: int) -> ScoreTest:
     u_num, u_den, w = distinct
-    t = _statistic_one(u_num, u_den, w, theta0, extremes)
+    t = statistic_one(u_num, u_den, w, theta0, extremes)
     crit = _critical(level, clusters)
     return ScoreTest(theta0=theta0, statistic=t, critical=crit, shows_greater=t >= crit,
                      shows_less=t <= -crit)
@@ -419,8 +317,8 @@ def _critical(level: float, clusters: int) -> float:
 def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: float,
           hi: float, extremes: tuple[float, float] | None) -> float:
     """theta0 in [lo, hi] where T crosses ``target`` (T decreases in theta0)."""
-    t_lo = _statistic_one(num, den, w, lo, extremes)
-    t_hi = _statistic_one(num, den, w, hi, extremes)
+    t_lo = statistic_one(num, den, w, lo, extremes)
+    t_hi = statistic_one(num, den, w, hi, extremes)
     if t_lo <= target:
         return lo
     if t_hi >= target:
@@ -440,7 +338,7 @@ def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: fl
         mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         if not lo < mid < hi:
             mid = 0.5 * (lo + hi)
-        f_mid = _statistic_one(num, den, w, mid, extremes) - target
+        f_mid = statistic_one(num, den, w, mid, extremes) - target
         if not math.isfinite(f_mid):
             f_mid = 1e6 if f_mid > 0 else -1e6
         if f_mid > 0:

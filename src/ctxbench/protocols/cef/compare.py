@@ -1,8 +1,10 @@
 """One condition against the baseline: paired columns, joint bootstrap, H1-H4.
 
 For each paired unit the analysis builds one row of column sums (see ``COLUMNS``) and
-hands them to :func:`ctxbench.stats.bootstrap_totals` in a single call, so every metric
-of a condition is resampled with the same indices. Every statistic is a ratio of totals:
+resamples them with one count matrix (:func:`ctxbench.stats.ratio_savings.resampled_totals`,
+the draws of :func:`ctxbench.stats.bootstrap_totals`; within strata, ``bootstrap_totals``
+itself), so every metric of a condition, and H4's bootstrap-t, is resampled with the same
+indices. Every statistic is a ratio of totals:
 
 * quality deltas: ``sum(candidate - baseline) / pairs`` (failures carry the
   preregistered failure scores);
