@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -40,3 +41,22 @@ def test_every_lazy_command_resolves_to_its_click_command() -> None:
         assert short.endswith(".") and len(short) < 80
     assert cli.list_commands(ctx) == sorted(COMMANDS)
     assert cli.get_command(ctx, "no-such-command") is None
+
+
+def test_analysis_commands_set_one_blas_thread_before_numpy_loads() -> None:
+    code = (
+        "import importlib, os, sys\n"
+        "import ctxbench.cli.main\n"
+        "assert 'numpy' not in sys.modules\n"
+        "importlib.import_module(sys.argv[1])\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    for module in ("ctxbench.cli.cef", "ctxbench.cli.public_eval"):
+        done = subprocess.run([sys.executable, "-c", code, module], capture_output=True,
+                              text=True, check=True, env=env)
+        assert done.stdout.strip() == "1", (module, done.stderr[-300:])
+        # A value the user chose is kept.
+        done = subprocess.run([sys.executable, "-c", code, module], capture_output=True,
+                              text=True, check=True, env={**env, "OPENBLAS_NUM_THREADS": "3"})
+        assert done.stdout.strip() == "3", (module, done.stderr[-300:])

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from ctxbench.stats import ratio_savings
 from ctxbench.stats.bootstrap import bootstrap_totals
 from ctxbench.stats.proportions import clustered_tango_interval, tango_paired_interval
 from ctxbench.stats.ratio_savings import (
@@ -103,3 +104,32 @@ def test_gate_bound_is_the_lower_end_of_the_symmetric_interval_at_level_one_minu
     assert at_95.gate_low < at_95.low
     at_90 = studentized_savings(parts.sum(axis=0), resampled, level=0.90)
     assert at_90.gate_low == at_95.low
+
+
+def _reference_totals(sums: np.ndarray, seed: int, n_resamples: int) -> np.ndarray:
+    """The resampling rule written out one resample at a time (no batches, no threads)."""
+    (gen,) = np.random.default_rng(seed).spawn(1)
+    n = sums.shape[0]
+    out = np.empty((n_resamples, sums.shape[1]))
+    for r in range(n_resamples):
+        draws = np.minimum((gen.random(n) * n).astype(np.int64), n - 1)
+        out[r] = np.bincount(draws, minlength=n).astype(np.float64) @ sums
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_many_units_path_gives_each_resample_its_own_draws(
+        threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Units beyond batch_elements / 16 take the one-resample-at-a-time path, split over
+    # threads that each start from the stream advanced to their first resample.
+    monkeypatch.setattr(ratio_savings, "_threads", lambda n_resamples: threads)
+    rng = np.random.default_rng(5)
+    sums = np.column_stack([rng.integers(0, 50, 300), rng.integers(1, 90, 300),
+                            rng.integers(0, 9, 300)]).astype(np.float64)
+    got = resampled_totals(sums, rng=np.random.default_rng(11), n_resamples=37,
+                           batch_elements=300)
+    want = _reference_totals(sums, 11, 37)
+    # Integer data: every total is exact, so the paths must agree exactly.
+    np.testing.assert_array_equal(got, want)
+    batched = resampled_totals(sums, rng=np.random.default_rng(11), n_resamples=37)
+    np.testing.assert_array_equal(batched, want)

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as sps
 
 from ctxbench.stats.proportions import tango_paired_interval
-from ctxbench.stats.score import score_interval, score_test, t_quantile
+from ctxbench.stats.score import score_interval, score_interval_and_test, score_test, t_quantile
 
 
 def _binary(gains: int, losses: int, n: int) -> np.ndarray:
@@ -75,3 +75,39 @@ def test_ratio_interval_is_fieller_like_and_clustered() -> None:
 def test_constant_ratio_is_degenerate() -> None:
     base = np.arange(1.0, 21.0) * 100
     assert score_interval(base * 0.5, base).degenerate
+
+
+@pytest.mark.parametrize("bounds", [None, (-1.0, 1.0)])
+def test_interval_and_test_together_equal_the_separate_calls(
+        bounds: tuple[float, float] | None) -> None:
+    rng = np.random.default_rng(21)
+    den = rng.integers(1, 4, 60).astype(np.float64)
+    if bounds is None:
+        num = den * rng.lognormal(6.0, 1.0, 60)
+        theta0 = 0.9 * float(num.sum() / den.sum())
+    else:
+        num = np.round(den * rng.uniform(-0.3, 0.5, 60), 4)
+        theta0 = -0.01
+    interval, test = score_interval_and_test(num, den, theta0, level=0.95, bounds=bounds)
+    assert interval == score_interval(num, den, level=0.95, bounds=bounds)
+    assert test == score_test(num, den, theta0, level=0.95, bounds=bounds)
+    assert interval.low is not None and interval.low < interval.estimate < interval.high
+    with pytest.raises(ValueError, match=r"^level: expected a number in \(0, 1\), got 1\.5$"):
+        score_interval_and_test(num, den, theta0, level=1.5)
+
+
+def test_one_null_solver_matches_the_batched_solver_bit_for_bit() -> None:
+    # Two nulls in one call take the array path; each alone takes the scalar path.
+    from ctxbench.stats import score as module
+
+    rng = np.random.default_rng(4)
+    z = rng.normal(0.1, 1.0, (2, 500))
+    w = rng.integers(1, 3, 500).astype(np.float64)
+    lo = -1.0 / z.max(axis=1)
+    hi = -1.0 / z.min(axis=1)
+    both = module._solve_lambda(z, w, lo, hi)
+    for i in range(2):
+        alone = module._solve_lambda(z[i : i + 1], w, lo[i : i + 1], hi[i : i + 1])
+        assert alone.tolist() == [both[i]]
+    total = (w * z[0] / (1.0 + both[0] * z[0])).sum()
+    assert abs(total) <= 1e-9 * (w * np.abs(z[0])).sum()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -49,7 +48,6 @@ Statistic = Callable[[FloatArray], FloatArray]
 # slower matrix-vector path. Results do not depend on either.
 _DEFAULT_BATCH_ELEMENTS = 1 << 18
 _MIN_BATCH_ROWS = 4
-_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,15 +255,19 @@ def _jackknife_acceleration(sums: FloatArray, total: FloatArray,
 def _bca_quantiles(theta: FloatArray, theta_hat: float, accel: float,
                    alpha: float) -> tuple[float, float]:
     """Adjusted quantile levels of the BCa interval (Efron & Tibshirani eq. 14.10)."""
+    # Imported here: statistics pulls in fractions and decimal, which only BCa needs.
+    from statistics import NormalDist
+
+    normal = NormalDist()
     share = (np.sum(theta < theta_hat) + np.sum(theta <= theta_hat)) / (2.0 * theta.shape[0])
     if share <= 0.0 or share >= 1.0:
         # Degenerate distribution: the bias correction is infinite; fall back to the
         # plain percentile levels rather than returning a meaningless interval.
         return alpha, 1.0 - alpha
-    z0 = _NORMAL.inv_cdf(float(share))
+    z0 = normal.inv_cdf(float(share))
     out = []
     for q in (alpha, 1.0 - alpha):
-        zq = _NORMAL.inv_cdf(q)
+        zq = normal.inv_cdf(q)
         denom = 1.0 - accel * (z0 + zq)
-        out.append(_NORMAL.cdf(z0 + (z0 + zq) / denom) if denom > 0 else (0.0 if q < 0.5 else 1.0))
+        out.append(normal.cdf(z0 + (z0 + zq) / denom) if denom > 0 else (0.0 if q < 0.5 else 1.0))
     return out[0], out[1]

@@ -22,7 +22,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -103,6 +102,8 @@ class McNemarResult:
 def _z(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
         raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    from statistics import NormalDist  # here: statistics imports fractions and decimal
+
     return NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
 
 

@@ -35,7 +35,9 @@ the studentized ones from the same resamples.
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +58,11 @@ FloatArray = NDArray[np.float64]
 PARTS = 5
 """Per-unit columns of one series: t, b, t*t, b*b, t*b (see :func:`log_ratio_parts`)."""
 _BATCH_ELEMENTS = 1 << 18
+# Resamples per matrix product when the units are too many for a batch of that size.
+_PRODUCT_ROWS = 16
+# Threads for that path (numpy releases the GIL while drawing, counting and multiplying);
+# each holds a (_PRODUCT_ROWS x units) count matrix.
+_MAX_THREADS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +105,9 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     The draws are those of :func:`ctxbench.stats.bootstrap.bootstrap_totals` for one
     stratum (one child stream spawned from ``rng``, ``floor(uniform * n)`` per unit), so
     its percentile intervals and the studentized ones can come from the same resamples;
-    the result does not depend on ``batch_elements``.
+    the result does not depend on ``batch_elements``. With many units the resamples are
+    split over up to ``_MAX_THREADS`` threads on exactly advanced copies of the stream
+    (PCG64 only), which changes no draw.
     """
     arr = np.asarray(sums, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] < 1:
@@ -111,17 +120,75 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     n = arr.shape[0]
     out = np.empty((n_resamples, arr.shape[1]), dtype=np.float64)
     batch = max(1, min(n_resamples, max(4, batch_elements // n)))
-    for start in range(0, n_resamples, batch):
-        rows = min(batch, n_resamples - start)
-        scaled = gen.random((rows, n))
-        scaled *= n
-        draws = scaled.astype(np.int64)
-        del scaled
-        np.minimum(draws, n - 1, out=draws)
-        draws += np.arange(rows, dtype=np.int64)[:, None] * n
-        counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
-        out[start : start + rows] = counts.astype(np.float64) @ arr
+    if batch >= _PRODUCT_ROWS or batch == n_resamples:
+        # One set of buffers for every batch (the arrays are the same size each time).
+        uniform = np.empty((batch, n), dtype=np.float64)
+        index = np.empty((batch, n), dtype=np.int64)
+        counts = np.empty((batch, n), dtype=np.float64)
+        offsets = np.arange(batch, dtype=np.int64)[:, None] * n
+        for start in range(0, n_resamples, batch):
+            rows = min(batch, n_resamples - start)
+            scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
+            gen.random(out=scaled)
+            scaled *= n
+            draws[...] = scaled  # truncation: the floor of these non-negative values
+            np.minimum(draws, n - 1, out=draws)
+            draws += offsets[:rows]
+            weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
+            out[start : start + rows] = weights @ arr
+        return out
+    # Many units: each resample's draws go into reused buffers and the product runs over
+    # _PRODUCT_ROWS resamples at once, so the (units x columns) sums are read once per
+    # _PRODUCT_ROWS resamples rather than once per 4 (at this size the product is
+    # memory-bound). The resamples are split between threads, each with a copy of the
+    # stream advanced to its first resample (one 64-bit draw per uniform double), so
+    # every resample gets the draws it gets in one thread.
+    bits = gen.bit_generator
+    if not isinstance(bits, np.random.PCG64) or _threads(n_resamples) == 1:
+        # Only PCG64 (every ctxbench stream) can be advanced exactly; others run in one.
+        _fill(arr, out, gen, 0, n_resamples)
+    else:
+        share = -(-n_resamples // _threads(n_resamples))
+        jobs = []
+        for a in range(0, n_resamples, share):
+            ahead = copy.deepcopy(bits)
+            ahead.advance(a * n)
+            jobs.append((np.random.Generator(ahead), a, min(a + share, n_resamples)))
+        from concurrent.futures import ThreadPoolExecutor  # only on this path
+
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            # result() re-raises a worker's error (a MemoryError) here.
+            for done in [pool.submit(_fill, arr, out, *job) for job in jobs]:
+                done.result()
     return out
+
+
+def _threads(n_resamples: int) -> int:
+    """Threads for the many-units path: the usable cores, at most _MAX_THREADS."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, _MAX_THREADS, -(-n_resamples // _PRODUCT_ROWS)))
+
+
+def _fill(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
+          stop: int) -> None:
+    """Totals of resamples ``start`` to ``stop`` into ``out``; ``gen`` is at ``start``."""
+    n = arr.shape[0]
+    rows = min(stop - start, _PRODUCT_ROWS)
+    counts = np.empty((rows, n), dtype=np.float64)
+    uniform = np.empty(n, dtype=np.float64)
+    draws = np.empty(n, dtype=np.int64)
+    for first in range(start, stop, rows):
+        block = min(rows, stop - first)
+        for i in range(block):
+            gen.random(out=uniform)
+            uniform *= n
+            draws[...] = uniform
+            np.minimum(draws, n - 1, out=draws)
+            counts[i] = np.bincount(draws, minlength=n)
+        out[first : first + block] = counts[:block] @ arr
 
 
 def percentile_estimate(theta_hat: float, theta: FloatArray, *, level: float,

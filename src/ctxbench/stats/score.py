@@ -41,18 +41,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ScoreInterval", "ScoreTest", "score_interval", "score_test", "t_quantile"]
+from ctxbench.stats._score_one import (
+    BISECTION_STEPS,
+    LAMBDA_STEPS,
+    solve_one,
+    statistic_one,
+)
+
+__all__ = [
+    "ScoreInterval",
+    "ScoreTest",
+    "score_interval",
+    "score_interval_and_test",
+    "score_test",
+    "t_quantile",
+]
 
 FloatArray = NDArray[np.float64]
-_NORMAL = NormalDist()
-_LAMBDA_STEPS = 50
 _ROOT_STEPS = 200
-_BISECTION_STEPS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +88,9 @@ def t_quantile(q: float, df: int) -> float:
     """
     if df < 1:
         raise ValueError(f"df: expected an integer >= 1, got {df!r}")
-    z = _NORMAL.inv_cdf(q)
+    from statistics import NormalDist  # here: statistics imports fractions and decimal
+
+    z = NormalDist().inv_cdf(q)
     v = float(df)
     z2 = z * z
     return (z + z * (z2 + 1) / (4 * v)
@@ -104,33 +116,38 @@ class ScoreInterval:
 
 def _solve_lambda(z: FloatArray, w: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """The root of sum w z / (1 + lambda z) (decreasing) in (lo, hi): Newton, else bisection."""
+    if z.shape[0] == 1:
+        return np.array([solve_one(z[0], w, lo[0], hi[0])])
     lo0, hi0 = lo, hi
     lam = np.clip(np.zeros(z.shape[0]), lo, hi)
     lam = np.where((lam <= lo) | (lam >= hi), 0.5 * (lo + hi), lam)
-    for _ in range(_LAMBDA_STEPS):
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ratio = z / (1.0 + lam[:, None] * z)
-            value = (w * ratio).sum(axis=1)
-            slope = -(w * ratio * ratio).sum(axis=1)
-            step = lam - value / slope
-        lo = np.where(value > 0, lam, lo)
-        hi = np.where(value > 0, hi, lam)
-        inside = (step > lo) & (step < hi) & np.isfinite(step)
-        new = np.where(inside, step, 0.5 * (lo + hi))
-        done = np.all((np.abs(new - lam) <= 1e-12 * np.abs(lam))
-                      | (np.abs(value) <= 1e-13 * (w * np.abs(z)).sum(axis=1)))
-        lam = new
-        if done:
-            break
-    # Rows Newton left short of the root (rare) finish by bisection on their bracket.
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        value = (w * z / (1.0 + lam[:, None] * z)).sum(axis=1)
+    # Loop invariants computed once; w * ratio * ratio is (w * ratio) * ratio, so reusing
+    # w * ratio leaves every value bit for bit as it was.
     scale = (w * np.abs(z)).sum(axis=1)
+    tolerance = 1e-13 * scale
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(LAMBDA_STEPS):
+            ratio = z / (1.0 + lam[:, None] * z)
+            weighted = w * ratio
+            value = weighted.sum(axis=1)
+            slope = -(weighted * ratio).sum(axis=1)
+            step = lam - value / slope
+            lo = np.where(value > 0, lam, lo)
+            hi = np.where(value > 0, hi, lam)
+            inside = (step > lo) & (step < hi) & np.isfinite(step)
+            new = np.where(inside, step, 0.5 * (lo + hi))
+            done = np.all((np.abs(new - lam) <= 1e-12 * np.abs(lam))
+                          | (np.abs(value) <= tolerance))
+            lam = new
+            if done:
+                break
+        # Rows Newton left short of the root (rare) finish by bisection on their bracket.
+        value = (w * z / (1.0 + lam[:, None] * z)).sum(axis=1)
     bad = ~(np.abs(value) <= 1e-9 * scale)
     if bad.any():
         zb = z[bad]
         lo_b, hi_b = lo0[bad].copy(), hi0[bad].copy()
-        for _ in range(_BISECTION_STEPS):
+        for _ in range(BISECTION_STEPS):
             mid = 0.5 * (lo_b + hi_b)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 positive = (w * zb / (1.0 + mid[:, None] * zb)).sum(axis=1) > 0
@@ -259,13 +276,35 @@ def score_test(num: FloatArray, den: FloatArray, theta0: float, *, level: float 
     ``bounds`` = (lower, upper): each pair's value lies in this range and each
     cluster's ``den`` counts its pairs (so ``num_i`` lies in ``den_i * [lower, upper]``).
     """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    _check_level(level)
     n_arr, d_arr = _check(num, den)
     extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
-    u_num, u_den, w = _distinct(n_arr, d_arr)
-    t = float(_statistics(u_num, u_den, w, np.array([theta0], dtype=np.float64), extremes)[0])
-    crit = _critical(level, n_arr.shape[0])
+    return _test(_distinct(n_arr, d_arr), extremes, theta0, level, n_arr.shape[0])
+
+
+def score_interval_and_test(num: FloatArray, den: FloatArray, theta0: float, *,
+                            level: float = 0.95, bounds: tuple[float, float] | None = None,
+                            ) -> tuple[ScoreInterval, ScoreTest]:
+    """:func:`score_interval` and :func:`score_test` of the same clusters, checked once."""
+    _check_level(level)
+    n_arr, d_arr = _check(num, den)
+    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
+    distinct = _distinct(n_arr, d_arr)
+    return (_interval(n_arr, d_arr, distinct, extremes, level, bounds),
+            _test(distinct, extremes, theta0, level, n_arr.shape[0]))
+
+
+def _check_level(level: float) -> None:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+
+
+def _test(distinct: tuple[FloatArray, FloatArray, FloatArray],
+          extremes: tuple[float, float] | None, theta0: float, level: float,
+          clusters: int) -> ScoreTest:
+    u_num, u_den, w = distinct
+    t = statistic_one(u_num, u_den, w, theta0, extremes)
+    crit = _critical(level, clusters)
     return ScoreTest(theta0=theta0, statistic=t, critical=crit, shows_greater=t >= crit,
                      shows_less=t <= -crit)
 
@@ -278,7 +317,8 @@ def _critical(level: float, clusters: int) -> float:
 def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: float,
           hi: float, extremes: tuple[float, float] | None) -> float:
     """theta0 in [lo, hi] where T crosses ``target`` (T decreases in theta0)."""
-    t_lo, t_hi = _statistics(num, den, w, np.array([lo, hi]), extremes)
+    t_lo = statistic_one(num, den, w, lo, extremes)
+    t_hi = statistic_one(num, den, w, hi, extremes)
     if t_lo <= target:
         return lo
     if t_hi >= target:
@@ -298,7 +338,7 @@ def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: fl
         mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         if not lo < mid < hi:
             mid = 0.5 * (lo + hi)
-        f_mid = float(_statistics(num, den, w, np.array([mid]), extremes)[0]) - target
+        f_mid = statistic_one(num, den, w, mid, extremes) - target
         if not math.isfinite(f_mid):
             f_mid = 1e6 if f_mid > 0 else -1e6
         if f_mid > 0:
@@ -323,9 +363,16 @@ def score_interval(num: FloatArray, den: FloatArray, *, level: float = 0.95,
     With ``bounds`` the interval lies inside them; without, it lies between the
     smallest and largest cluster ratio ``num_i / den_i``.
     """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    _check_level(level)
     n_arr, d_arr = _check(num, den)
+    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
+    return _interval(n_arr, d_arr, None, extremes, level, bounds)
+
+
+def _interval(n_arr: FloatArray, d_arr: FloatArray,
+              distinct: tuple[FloatArray, FloatArray, FloatArray] | None,
+              extremes: tuple[float, float] | None, level: float,
+              bounds: tuple[float, float] | None) -> ScoreInterval:
     total = float(d_arr.sum())
     n = n_arr.shape[0]
     if total <= 0:
@@ -340,8 +387,7 @@ def score_interval(num: FloatArray, den: FloatArray, *, level: float = 0.95,
         lo_end, hi_end = float(ratios.min()), float(ratios.max())
     z = n_arr - estimate * d_arr
     degenerate = bool(np.all(np.abs(z) <= 1e-12 * max(1.0, float(np.abs(n_arr).max()))))
-    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
-    u_num, u_den, w = _distinct(n_arr, d_arr)
+    u_num, u_den, w = _distinct(n_arr, d_arr) if distinct is None else distinct
     low = _root(u_num, u_den, w, crit, lo_end, estimate, extremes)
     high = _root(u_num, u_den, w, -crit, estimate, hi_end, extremes)
     return ScoreInterval(estimate, low, high, level, n, degenerate)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxbench.core.errors import InputError
 from ctxbench.core.jsonl import JsonLine
-from ctxbench.protocols.public_eval.pairing import pair_rows
+from ctxbench.protocols.public_eval.pairing import _sorted_codes, pair_rows
 from ctxbench.protocols.public_eval.rows import RowTable, rows_from_lines
 
 
@@ -91,3 +94,16 @@ def test_ids_differing_only_by_trailing_nul_stay_distinct() -> None:
     assert cells.instance_ids.tolist() == ["a", "a\x00"]
     assert cells.baseline.tokens.tolist() == [1.0, 2.0]
     assert cells.treatment.tokens.tolist() == [10.0, 20.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=40),
+       st.lists(st.text(min_size=1, max_size=6), min_size=0, max_size=40))
+def test_distinct_id_codes_are_numpys_unique(first: list[str], second: list[str]) -> None:
+    a = np.array(first, dtype=object)
+    b = np.array(second, dtype=object)
+    names, codes = _sorted_codes(a, b)
+    want_names, want_codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    assert names.tolist() == want_names.tolist()
+    assert codes.tolist() == want_codes.reshape(-1).tolist()
+    assert codes.dtype == np.int64 and names.dtype == object

@@ -1,8 +1,10 @@
 """One condition against the baseline: paired columns, joint bootstrap, H1-H4.
 
 For each paired unit the analysis builds one row of column sums (see ``COLUMNS``) and
-hands them to :func:`ctxbench.stats.bootstrap_totals` in a single call, so every metric
-of a condition is resampled with the same indices. Every statistic is a ratio of totals:
+resamples them with one count matrix (:func:`ctxbench.stats.ratio_savings.resampled_totals`,
+the draws of :func:`ctxbench.stats.bootstrap_totals`; within strata, ``bootstrap_totals``
+itself), so every metric of a condition, and H4's bootstrap-t, is resampled with the same
+indices. Every statistic is a ratio of totals:
 
 * quality deltas: ``sum(candidate - baseline) / pairs`` (failures carry the
   preregistered failure scores);
@@ -22,8 +24,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ctxbench.stats import BootstrapEstimate, bootstrap_totals
-from ctxbench.stats.ratio_savings import log_ratio_parts, resampled_totals, studentized_savings
-from ctxbench.stats.score import ScoreInterval, ScoreTest, score_interval, score_test
+from ctxbench.stats.ratio_savings import (
+    log_ratio_parts,
+    percentile_estimate,
+    resampled_totals,
+    studentized_savings,
+)
+from ctxbench.stats.score import ScoreInterval, ScoreTest, score_interval_and_test
 
 __all__ = [
     "COLUMNS",
@@ -177,8 +184,8 @@ def _gate(sums: FloatArray, stat: str, num: int, den: int,
           bounds: tuple[float, float] | None, level: float, margins: Margins) -> Gate:
     if stat == "context_reduction":
         # reduction > min  <=>  ratio of totals < 1 - min.
-        ratio = score_interval(sums[:, num], sums[:, den], level=level)
-        test = score_test(sums[:, num], sums[:, den], 1.0 - margins.min_savings, level=level)
+        ratio, test = score_interval_and_test(sums[:, num], sums[:, den],
+                                              1.0 - margins.min_savings, level=level)
         interval = ScoreInterval(
             estimate=1.0 - ratio.estimate,
             low=None if ratio.high is None else 1.0 - ratio.high,
@@ -186,28 +193,27 @@ def _gate(sums: FloatArray, stat: str, num: int, den: int,
             level=level, n_clusters=ratio.n_clusters, degenerate=ratio.degenerate)
         shown = test.shows_less
     else:
-        interval = score_interval(sums[:, num], sums[:, den], level=level, bounds=bounds)
         upper = stat == "unsupported_claim_rate_delta"
         margin = margins.quality_tolerance if upper else -margins.quality_tolerance
-        test = score_test(sums[:, num], sums[:, den], margin, level=level, bounds=bounds)
+        interval, test = score_interval_and_test(sums[:, num], sums[:, den], margin,
+                                                 level=level, bounds=bounds)
         shown = test.shows_less if upper else test.shows_greater
     # No gate passes on a statistic the data cannot vary (a degenerate distribution).
     return Gate(interval=interval, test=test, passed=bool(shown and not interval.degenerate))
 
 
-def _confirm(gate: Gate, sums: FloatArray, *, rng: np.random.Generator, n_resamples: int,
-             level: float, min_savings: float) -> Gate:
+def _confirm(gate: Gate, sums: FloatArray, resampled: FloatArray, *, level: float,
+             min_savings: float) -> Gate:
     """H4 must also clear its margin under the symmetric bootstrap-t of the log ratio.
 
     With right-skewed token counts the score test's one-sided error on the reduction side
     exceeds alpha / 2 at a few hundred clusters (calibration: 3.5% at n = 300); the
     symmetric bootstrap-t bound taken at ``1 - alpha/2`` cannot miss on one side more
     often than its two-sided level allows (Hall 1988), and requiring both can only lower
-    the false-pass rate (docs/statistics.md).
+    the false-pass rate (docs/statistics.md). ``resampled`` holds the resampled totals
+    of :func:`log_ratio_parts`' five columns.
     """
-    parts = log_ratio_parts(sums[:, 5], sums[:, 4])
-    resampled = resampled_totals(parts, rng=rng, n_resamples=n_resamples)
-    point = parts.sum(axis=0)
+    point = log_ratio_parts(sums[:, 5], sums[:, 4]).sum(axis=0)
     savings = studentized_savings(point, resampled, level=level)
     low = None if savings.gate_low is None else savings.gate_low / 100.0
     confirmed = low is not None and low > min_savings
@@ -215,22 +221,49 @@ def _confirm(gate: Gate, sums: FloatArray, *, rng: np.random.Generator, n_resamp
                 confirm_low=low, confirm_passed=confirmed)
 
 
+def _bootstrap(sums: FloatArray, *, rng: np.random.Generator, n_resamples: int, level: float,
+               strata: NDArray[np.int64] | None) -> tuple[tuple[BootstrapEstimate, ...],
+                                                         FloatArray]:
+    """The percentile intervals of every statistic and H4's resampled log-ratio parts.
+
+    Without strata both come from one set of resamples: the (units x 16) product of one
+    count matrix, drawn exactly as :func:`bootstrap_totals` draws it, so the percentile
+    intervals are the ones it gives. With strata the percentile intervals resample within
+    them and the bootstrap-t, which is defined over independent clusters, draws its own.
+    """
+    parts = log_ratio_parts(sums[:, 5], sums[:, 4])
+    if strata is not None:
+        estimates = bootstrap_totals(sums[:, :11], _statistic, rng=rng,
+                                     n_resamples=n_resamples, level=level,
+                                     method="percentile", strata=strata)
+        return estimates, resampled_totals(parts, rng=rng, n_resamples=n_resamples)
+    columns = sums[:, :11]
+    resampled = resampled_totals(np.column_stack([columns, parts]), rng=rng,
+                                 n_resamples=n_resamples)
+    theta_hat = _statistic(columns.sum(axis=0)[None, :])[0]
+    theta = _statistic(resampled[:, :11])
+    estimates = tuple(percentile_estimate(float(theta_hat[j]), theta[:, j], level=level,
+                                          n_units=int(sums.shape[0]))
+                      for j in range(theta.shape[1]))
+    return estimates, resampled[:, 11:]
+
+
 def compare_condition(sums: FloatArray, *, rng: np.random.Generator, n_resamples: int,
                       level: float, margins: Margins,
                       strata: NDArray[np.int64] | None = None) -> ConditionResult:
     """Gate H1-H4 by score tests over the rows (clusters); bootstrap every statistic.
 
-    Each row of ``sums`` is one independent cluster. The bootstrap intervals (one call,
-    shared indices) are reported beside the gates and decide nothing.
+    Each row of ``sums`` is one independent cluster. The bootstrap intervals (one set of
+    resamples for every statistic) are reported beside the gates and decide nothing;
+    without strata H4's bootstrap-t confirmation reads the same resamples.
     """
-    estimates = bootstrap_totals(sums[:, :11], _statistic, rng=rng, n_resamples=n_resamples,
-                                 level=level, method="percentile", strata=strata)
+    estimates, log_parts = _bootstrap(sums, rng=rng, n_resamples=n_resamples, level=level,
+                                      strata=strata)
     totals = sums.sum(axis=0)
     gates = {stat: _gate(sums, stat, num, den, bounds, level, margins)
              for stat, num, den, bounds in GATED}
-    gates["context_reduction"] = _confirm(gates["context_reduction"], sums, rng=rng,
-                                          n_resamples=n_resamples, level=level,
-                                          min_savings=margins.min_savings)
+    gates["context_reduction"] = _confirm(gates["context_reduction"], sums, log_parts,
+                                          level=level, min_savings=margins.min_savings)
     return ConditionResult(
         estimates=dict(zip(STATISTICS, estimates, strict=True)),
         gates=gates,

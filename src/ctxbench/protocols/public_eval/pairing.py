@@ -58,9 +58,7 @@ def pair_rows(baseline: RowTable, treatment: RowTable) -> PairedCells:
     for table in (baseline, treatment):
         if table.rows == 0:
             raise InputError(f"{table.path}: expected at least one row, got an empty file")
-    names, codes = np.unique(np.concatenate([baseline.instance_id, treatment.instance_id]),
-                             return_inverse=True)
-    codes = codes.astype(np.int64, copy=False).reshape(-1)
+    names, codes = _sorted_codes(baseline.instance_id, treatment.instance_id)
     code_b, code_t = codes[: baseline.rows], codes[baseline.rows :]
     order_b = _cell_order(baseline, code_b)
     order_t = _cell_order(treatment, code_t)
@@ -78,6 +76,28 @@ def pair_rows(baseline: RowTable, treatment: RowTable) -> PairedCells:
         baseline=_arm(baseline, order_b),
         treatment=_arm(treatment, order_t),
     )
+
+
+def _sorted_codes(*columns: NDArray[np.object_]) -> tuple[NDArray[np.object_],
+                                                         NDArray[np.int64]]:
+    """The sorted distinct ids and each row's index into them (``np.unique``'s answer).
+
+    A dictionary gives each distinct id a first-seen code in one pass; only the distinct
+    ids are then sorted (Python's string order, as numpy's object sort), and the codes
+    mapped to their ranks. ``np.unique`` on object arrays compares every row's string
+    O(log n) times, which at a million rows per file took most of the pairing.
+    """
+    seen: dict[str, int] = {}
+    code = seen.setdefault
+    first = np.fromiter((code(x, len(seen)) for column in columns for x in column.tolist()),
+                        dtype=np.int64, count=sum(c.shape[0] for c in columns))
+    names = sorted(seen)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.fromiter((seen[x] for x in names), dtype=np.int64, count=len(names))] = (
+        np.arange(len(names), dtype=np.int64))
+    ordered = np.empty(len(names), dtype=object)
+    ordered[:] = names
+    return ordered, rank[first]
 
 
 def _arm(table: RowTable, order: NDArray[np.int64]) -> Arm:
