@@ -12,8 +12,9 @@ Names are imported from their modules on first use: importing one module of the
 package (as ``ctxbench compile`` does) does not import every other.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ctxbench.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ctxbench.compiler.commit import COMMIT_SCHEMA, build_commit, commit_id, verify_commit
@@ -76,14 +77,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ctxbench.compiler' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)

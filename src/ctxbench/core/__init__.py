@@ -5,8 +5,9 @@ on first use, so importing one module (the error tree, as every CLI start does) 
 import the rest (numpy for ``derive_rng``, blake3, rfc8785).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ctxbench.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ctxbench.core.applog import (
@@ -155,14 +156,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ctxbench.core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)

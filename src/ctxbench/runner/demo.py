@@ -165,6 +165,33 @@ def _toml_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def choose_provider(provider: str | None, say: Callable[[str], None]
+                    ) -> tuple[str, str | None]:
+    """The demo's provider: the one asked for, else the embedded model when it can run,
+    else the fixture (said, with the reason); and that reason, if any."""
+    if provider is not None:
+        return provider, None
+    reason = embedded_model_status()
+    if reason:
+        say(f"NOTE: the embedded model cannot run here: {reason}.")
+        say("NOTE: running the deterministic fixture provider instead; every artifact is "
+            "labeled a conformance fixture and supports no claim about any model.")
+    return ("fixture" if reason else "llamacpp"), reason
+
+
+def write_demo_spec(out: Path, name: str, text: str) -> tuple[Path, bool]:
+    """Write a demo's spec into ``out``, or keep it when it is the same (a resumed demo:
+    the second value); a run made with other settings is refused, not mixed with it."""
+    spec_path = out / name
+    resume = spec_path.exists() and spec_path.read_text(encoding="utf-8") == text
+    if not resume and (out / "run" / "trials.jsonl").exists():
+        raise InputError(f"{out}: holds a demo run made with other settings; choose another "
+                         "output directory")
+    if not resume:
+        atomic_write_text(spec_path, text)
+    return spec_path, resume
+
+
 def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
              max_output_tokens: int = 24, concurrency: int = 2, show_progress: bool = False,
              say: Callable[[str], None] = print, tasks: int | None = None) -> DemoResult:
@@ -175,22 +202,10 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     """
     started = time.perf_counter()
     out = Path(output)
-    reason = None
-    if provider is None:
-        reason = embedded_model_status()
-        provider = "fixture" if reason else "llamacpp"
-    if reason:
-        say(f"NOTE: the embedded model cannot run here: {reason}.")
-        say("NOTE: running the deterministic fixture provider instead; every artifact is "
-            "labeled a conformance fixture and supports no claim about any model.")
-    spec_path = out / "demo.toml"
-    text = demo_spec_text(provider, replicates, max_output_tokens, concurrency, tasks)
-    resume = spec_path.exists() and spec_path.read_text(encoding="utf-8") == text
-    if not resume and (out / "run" / "trials.jsonl").exists():
-        raise InputError(f"{out}: holds a demo run made with other settings; choose another "
-                         "output directory")
-    if not resume:
-        atomic_write_text(spec_path, text)
+    provider, reason = choose_provider(provider, say)
+    spec_path, resume = write_demo_spec(
+        out, "demo.toml",
+        demo_spec_text(provider, replicates, max_output_tokens, concurrency, tasks))
     spec = load_spec(spec_path)
     workload = load_workload(spec.workload)
     names = condition_names(spec, run_ladder(workload))

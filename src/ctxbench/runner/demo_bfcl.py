@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ctxbench.core import InputError, atomic_write_text
 from ctxbench.runner.demo import (
     DEMO_TEMPERATURE,
     DemoResult,
     baseline_summary,
-    embedded_model_status,
+    choose_provider,
+    write_demo_spec,
 )
 from ctxbench.runner.experiment import run_loaded
 from ctxbench.runner.reports import write_prereg
@@ -95,25 +95,13 @@ def run_bfcl_demo(output: str | Path, *, provider: str | None = None, replicates
     """Run (or finish, if interrupted before) the BFCL demo in ``output``."""
     started = time.perf_counter()
     out = Path(output)
-    reason = None
-    if provider is None:
-        reason = embedded_model_status()
-        provider = "fixture" if reason else "llamacpp"
-    if reason:
-        say(f"NOTE: the embedded model cannot run here: {reason}.")
-        say("NOTE: running the deterministic fixture provider instead; every artifact is "
-            "labeled a conformance fixture and supports no claim about any model.")
+    provider, reason = choose_provider(provider, say)
     skipped = entroly_status()
     if skipped:
         say(f"NOTE: the entroly condition is skipped: {skipped}")
-    spec_path = out / "demo-bfcl.toml"
-    text = bfcl_demo_spec_text(provider, replicates, tasks=tasks, entroly=skipped is None)
-    resume = spec_path.exists() and spec_path.read_text(encoding="utf-8") == text
-    if not resume and (out / "run" / "trials.jsonl").exists():
-        raise InputError(f"{out}: holds a demo run made with other settings; choose another "
-                         "output directory")
-    if not resume:
-        atomic_write_text(spec_path, text)
+    spec_path, resume = write_demo_spec(
+        out, "demo-bfcl.toml",
+        bfcl_demo_spec_text(provider, replicates, tasks=tasks, entroly=skipped is None))
     spec = load_spec(spec_path)
     workload = load_workload(spec.workload)
     names = condition_names(spec, run_ladder(workload))

@@ -10,10 +10,11 @@ Names are imported from their modules on first use, so a caller that needs one m
 (``ctxbench compile`` reads a benchmark, not a run or a report) does not import the rest.
 """
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from ctxbench.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ctxbench.protocols.eceb.benchmark import load_benchmark, parse_benchmark
@@ -121,17 +122,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ctxbench.protocols.eceb' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)
 
 
 class _Package(types.ModuleType):

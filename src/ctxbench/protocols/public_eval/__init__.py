@@ -11,8 +11,9 @@ Names are imported from their modules on first use, so reading and rendering a r
 (:mod:`ctxbench.protocols.public_eval.model`) does not import the analysis and numpy.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ctxbench.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ctxbench.protocols.public_eval.analysis import analyze
@@ -56,14 +57,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)
