@@ -14,6 +14,7 @@ import json
 import pytest
 from bfcl_mutations import AST_CATEGORIES, GREEDY_ORDER, MUTATIONS, tally
 
+from ctxbench.core import InputError
 from ctxbench.workloads import load_bfcl, parse_calls, render_calls
 from ctxbench.workloads.bfcl import BFCL_CATEGORIES, BFCL_ERRATA, bfcl_data_dir, score_tool_answer
 
@@ -86,3 +87,11 @@ def test_errata_are_the_listed_entries_and_are_not_loaded() -> None:
 def test_offset_skips_tasks_in_file_order() -> None:
     first = [t.task_id for t in load_bfcl("multiple", limit=5).tasks]
     assert [t.task_id for t in load_bfcl("multiple", offset=2, limit=2).tasks] == first[2:4]
+
+
+def test_an_offset_past_the_last_task_is_refused_before_any_trial() -> None:
+    rows = len(load_bfcl("multiple").tasks)  # the category ships without errata
+    with pytest.raises(InputError, match=rf"offset: expected fewer than the {rows} tasks of "
+                                         rf"bfcl:multiple, got {rows}$"):
+        load_bfcl("multiple", offset=rows)
+    assert len(load_bfcl("multiple", offset=rows - 1).tasks) == 1

@@ -143,7 +143,9 @@ def load_bfcl(category: str, *, limit: int | None = None, offset: int = 0,
     answers = {} if category in _JUDGED_ON_RELEVANCE else \
         _answers(folder / "possible_answer" / path.name)
     tasks: list[ToolTask] = []
+    rows = 0
     for position, item in enumerate(iter_jsonl(path)):
+        rows = position + 1
         if position < offset:
             continue
         if isinstance(item.value, dict) and item.value.get("id") in BFCL_ERRATA:
@@ -169,6 +171,9 @@ def load_bfcl(category: str, *, limit: int | None = None, offset: int = 0,
                               tuple(_schema(f, where) for f in functions), truth))
         if limit is not None and len(tasks) >= limit:
             break
+    if not tasks:
+        raise InputError(f"{path}: offset: expected fewer than the {rows} tasks of bfcl:"
+                         f"{category}, got {offset}")
     version = importlib.metadata.version(BFCL_DIST) if data_dir is None else "local"
     return BfclWorkload(name=f"bfcl-{category}",
                         version=f"bfcl-eval:{version}:blake3:{blake3_file(path)[:16]}",
