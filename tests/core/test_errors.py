@@ -16,6 +16,7 @@ from ctxbench.core import (
     describe_value,
     pointer_join,
 )
+from ctxbench.core.errors import printable
 
 
 @pytest.mark.parametrize(
@@ -187,3 +188,15 @@ def test_every_error_line_is_bounded_and_says_how_long_it_was() -> None:
     assert str(plain) == "a\n" + "b" * MAX_MESSAGE_CHARS + "... (5000 characters)"
     assert describe_value(10**5000) == "an integer of over 4,000 digits"
     assert describe_value(10**300) == "an integer of 301 digits"
+
+
+@pytest.mark.parametrize("hidden", ["\n", "\r", "\u2028", "\u2029", "\x85", "\x00", "\u200b"])
+def test_a_name_from_the_input_never_splits_an_error_line(hidden: str) -> None:
+    name = f"a{hidden}b"
+    for error in (PointerError(f"f{hidden}.json", f"/x/{name}", "m"),
+                  FieldError(f"t{hidden}.jsonl", 3, name, "a number", name)):
+        text = str(error)
+        assert len(text.splitlines()) == 1, text
+        assert hidden not in text and "a" in text and "b" in text
+    assert printable("plain é 日本 text") == "plain é 日本 text"
+    assert printable("a\nb") == "a\\nb" and printable("\u2028") == "\\u2028"

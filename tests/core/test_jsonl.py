@@ -20,6 +20,7 @@ from ctxbench.core import (
     load_json_document,
     read_jsonl,
 )
+from ctxbench.core.errors import printable
 from ctxbench.core.jsonl import loads_strict
 
 
@@ -407,7 +408,8 @@ def test_any_line_with_a_duplicated_key_is_rejected(
     pointer = ("/wrap/" if nested else "/") + key.replace("~", "~0").replace("/", "~1")
     assert info.value.field == pointer
     assert str(info.value) == (
-        f"t.jsonl:2: {pointer}: expected each key at most once in an object, got a duplicate key"
+        f"t.jsonl:2: {printable(pointer)}: expected each key at most once in an object, got a "
+        "duplicate key"
     )
 
 

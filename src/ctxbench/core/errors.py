@@ -16,6 +16,7 @@ exactly one boundary each, with ``raise ... from``.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "RuntimeFailure",
     "clip",
     "describe_value",
+    "printable",
 ]
 
 _MAX_SHOWN = MAX_QUOTED_CHARS
@@ -85,8 +87,29 @@ def describe_value(value: Any) -> str:
 
 
 def _quote(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
+    return '"' + printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r"}
+
+
+def printable(text: str) -> str:
+    """``text`` with every line break and control character but tab escaped (``\\n``,
+    ``\\u2028``), so a name or value from the input cannot split an error into lines.
+
+    >>> printable("a\\nb")
+    'a\\\\nb'
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        _ESCAPES.get(c) or (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+        if c != "\t" and unicodedata.category(c) in _HIDDEN else c
+        for c in text)
+
+
+# Control, format, line and paragraph separators, surrogates, unassigned: never shown raw.
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"})
 
 
 class CtxbenchError(Exception):
@@ -137,9 +160,10 @@ class FieldError(InputError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        path = printable(self.path)
+        where = path if self.line is None else f"{path}:{self.line}"
         # An empty name (a duplicated "" key) is still named, as an empty field.
-        field = f" {clip(self.field, _MAX_NAME)}:" if self.field is not None else ""
+        field = f" {clip(printable(self.field), _MAX_NAME)}:" if self.field is not None else ""
         return f"{where}:{field} expected {self.expected}, got {self.got}"
 
 
@@ -150,7 +174,8 @@ class PointerError(InputError):
         self.path = path
         self.pointer = pointer or "/"
         self.message = message
-        super().__init__(f"{path}: {clip(self.pointer, _MAX_NAME)}: {message}")
+        super().__init__(
+            f"{printable(path)}: {clip(printable(self.pointer), _MAX_NAME)}: {message}")
 
 
 class IntegrityError(InputError):
