@@ -66,3 +66,15 @@ def test_demo_bfcl_with_the_fixture_provider(tmp_path: Path,
         main(["demo", "bfcl", "--output", str(out), "--fixture", "--replicates", "2"])
     assert again.value.code == 0
     assert "0 trial(s) run, 144 already recorded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("before", [["--fixture"], ["--output", "elsewhere"],
+                                    ["--replicates", "1"], ["--tasks", "2"]])
+def test_an_option_of_the_main_demo_before_bfcl_is_refused(
+        before: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["demo", *before, "bfcl", "--output", str(tmp_path / "d"), "--fixture"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{before[0]} given before `bfcl` would not apply" in err
+    assert not (tmp_path / "d").exists() and not Path("elsewhere").exists()

@@ -33,6 +33,12 @@ def demo(ctx: click.Context, output: str, fixture: bool, replicates: int,
       ctxbench demo bfcl --output ctxbench-demo-bfcl
     """
     if ctx.invoked_subcommand is not None:
+        given = [f"--{name}" for name in ("output", "fixture", "replicates", "tasks")
+                 if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+        if given:  # they would be ignored: the subcommand has its own
+            raise click.UsageError(
+                f"{', '.join(given)} given before `{ctx.invoked_subcommand}` would not apply; "
+                f"give it after: ctxbench demo {ctx.invoked_subcommand} {given[0]} ...")
         return 0
     result = run_demo(output, provider="fixture" if fixture else None, replicates=replicates,
                       show_progress=sys.stderr.isatty(), say=click.echo, tasks=tasks)
