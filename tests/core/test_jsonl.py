@@ -448,3 +448,94 @@ def test_a_non_finite_number_is_located_by_line_and_pointer(
     pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
     assert info.value.field == pointer
     assert info.value.line == text[:at].count("\n") + 1
+
+
+# The fast decoder (orjson with its guards) must give exactly what the strict decoder
+# gives: the same value, types and float bits included, or the same error.
+
+_ws = st.sampled_from(["", "", "", " ", "\t", "\n", "\r\n", "  "])
+_number_tokens = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.floats(allow_nan=False).map(repr).map(lambda s: s.replace("inf", "1e999")),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?",
+                  fullmatch=True),
+    st.sampled_from(["NaN", "Infinity", "1e400", "-0", "-0.0", "18446744073709551616",
+                     "9223372036854775808", "-9223372036854775809", "01", "1."]),
+)
+_string_tokens = st.one_of(
+    st.text(max_size=6).map(json.dumps),
+    st.text(max_size=6).map(lambda s: json.dumps(s, ensure_ascii=False)),
+    st.sampled_from(['"a\\":"', '": "', '"\\u0000"', '"\\ud800"', '"\\\\"', '" x"',
+                     '"a" ', '"\\"', '"tab\there"']),
+)
+
+
+def _render(value: object, draw: st.DrawFn) -> str:
+    ws = draw(_ws)
+    if isinstance(value, list) and value and value[0] == "obj":
+        items = [f"{draw(_ws)}{k}{draw(_ws)}:{draw(_ws)}{_render(v, draw)}{draw(_ws)}"
+                 for k, v in value[1:]]
+        return ws + "{" + ",".join(items) + "}"
+    if isinstance(value, list):
+        return ws + "[" + ",".join(_render(v, draw) for v in value) + "]"
+    return ws + str(value)
+
+
+@st.composite
+def _json_texts(draw: st.DrawFn) -> str:
+    leaf = _number_tokens | _string_tokens | st.sampled_from(["true", "false", "null"])
+    keys = st.sampled_from(['"a"', '"b"', '"a"', '"k\\n"', '""', '"x y"']) | _string_tokens
+    tree = draw(st.recursive(
+        leaf,
+        lambda inner: st.lists(inner, max_size=4)
+        | st.lists(st.tuples(keys, inner), max_size=5).map(lambda kv: ["obj", *kv]),
+        max_leaves=16))
+    return _render(tree, draw) + draw(_ws)
+
+
+def _outcome(decode: object, text: str) -> tuple[str, object]:
+    try:
+        value = decode(text)  # type: ignore[operator]
+    except FieldError as exc:
+        return ("error", str(exc))
+    return ("value", json.dumps(value, sort_keys=False) + repr(_types(value)))
+
+
+def _types(value: object) -> object:
+    """The value with every leaf's type and float bits, so 1 and 1.0, 0.0 and -0.0 differ."""
+    if isinstance(value, dict):
+        return [(k, _types(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_types(v) for v in value]
+    if isinstance(value, float):
+        return ("float", value.hex())
+    return (type(value).__name__, value)
+
+
+def _strict_only(text: str) -> object:
+    from ctxbench.core import jsonl
+
+    value = jsonl._strict_decode(text, path="t.json", line=3)
+    if (type(value) is dict or type(value) is list) and (
+            text.count("{") + text.count("[") > jsonl.MAX_DEPTH
+            and jsonl.depth_exceeds(value)):
+        raise jsonl._located(text, "t.json", 3)
+    return value
+
+
+@given(text=_json_texts())
+def test_the_fast_decoder_agrees_with_the_strict_one(text: str) -> None:
+    fast = _outcome(lambda t: loads_strict(t, path="t.json", line=3), text)
+    assert fast == _outcome(_strict_only, text)
+
+
+@pytest.mark.parametrize("text", [
+    '{"a":1,"a":2}', '{"a":1,"a" :2}', '{"a":1,\n"a"\t:2}', '{"a":"x","a":"y"}',
+    '{"a":"\\"","a":1}', '[{"x":1},{"x":1,"x":2}]', '{"w":{"b":[1,{"c":1,"c":1}]}}',
+    '18446744073709551616', '[-9223372036854775809]', '{"n": 1e19}', '{"n": 1e400}',
+    '{"a": "\\":"}', '["a", "b"]', '{"s": "' + "1" * 5000 + '"}',
+    '[' + "1" * 4301 + ']', '[0.' + "1" * 4299 + ']', '[NaN]', '{"d":' * 65 + '1' + '}' * 65,
+])
+def test_the_fast_decoder_leaves_what_it_cannot_prove_to_the_strict_one(text: str) -> None:
+    assert _outcome(lambda t: loads_strict(t, path="t.json", line=3), text) == \
+        _outcome(_strict_only, text)

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ctxbench.core.errors import FieldError, InputError, PointerError
 from ctxbench.core.jsonlocate import depth_exceeds, locate
@@ -70,6 +73,78 @@ def _float(token: str) -> float:
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
 
+_UNDECIDED = object()
+# orjson reads an integer outside [-2**63, 2**64) as a float; a float this large may be one.
+_INT_AS_FLOAT = float(2**63)
+_KEY_END = re.compile(r'"[ \t\n\r]*:')
+_LONG_NUMBER = re.compile(f"[-+.0-9eE]{{{MAX_NUMBER_CHARS + 1}}}")
+
+
+def _fast_decode(text: str) -> Any:
+    """orjson's value of ``text`` when it is provably the strict decoder's, else undecided.
+
+    orjson (a C parser) accepts exactly the JSON grammar the strict decoder accepts, reads
+    floats correctly rounded as ``float()`` does, and refuses NaN, Infinity and a number
+    that overflows a double. It differs from the strict rules in three ways, each detected
+    here, leaving the text to the strict decoder (which decides, and locates any error):
+
+    - a duplicate key keeps the last value, so the text held more strings than the value:
+      without a backslash every quote of the text delimits a string, so the text's strings
+      are half its quotes; with one, every key ends at a quote, JSON whitespace and a
+      colon, so the keys are at most the count of those (a string holding one only makes
+      the count larger). A count that differs from the value's is undecided;
+    - an integer outside 64 bits becomes a float: a float of magnitude 2**63 or more is
+      undecided;
+    - a number token is not limited to ``MAX_NUMBER_CHARS``: a text holding a longer run
+      of number characters (anywhere, strings included) is undecided.
+
+    Nesting deeper than ``MAX_DEPTH`` is undecided too, so the strict path refuses it.
+    """
+    try:
+        value = orjson.loads(text)
+    except ValueError:  # orjson.JSONDecodeError, or a str that is not valid Unicode
+        return _UNDECIDED
+    if len(text) > MAX_NUMBER_CHARS and _LONG_NUMBER.search(text) is not None:
+        return _UNDECIDED
+    kind = type(value)
+    if kind is dict or kind is list:
+        counted = _strings_and_keys(value)
+        if counted is None:
+            return _UNDECIDED
+        strings, keys = counted
+        if "\\" not in text:
+            if text.count('"') != 2 * strings:
+                return _UNDECIDED
+        elif len(_KEY_END.findall(text)) != keys:
+            return _UNDECIDED
+    elif kind is float and not -_INT_AS_FLOAT < value < _INT_AS_FLOAT:
+        return _UNDECIDED
+    return value
+
+
+def _strings_and_keys(value: dict[str, Any] | list[Any]) -> tuple[int, int] | None:
+    """Strings (keys included) and keys in ``value``; None if a float may be a big int or
+    the nesting is deeper than ``MAX_DEPTH`` (the strict decoder then locates it)."""
+    strings = keys = 0
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if type(item) is dict:
+            keys += len(item)
+            item = item.values()
+        for member in item:
+            kind = type(member)
+            if kind is str:
+                strings += 1
+            elif kind is float:
+                if not -_INT_AS_FLOAT < member < _INT_AS_FLOAT:
+                    return None
+            elif kind is dict or kind is list:
+                if depth == MAX_DEPTH:
+                    return None
+                todo.append((member, depth + 1))
+    return strings + keys, keys
+
 
 def loads_strict(text: str, *, path: str, line: int | None) -> Any:
     """Parse one JSON text strictly; errors are :class:`FieldError` located at ``line``.
@@ -78,8 +153,19 @@ def loads_strict(text: str, *, path: str, line: int | None) -> Any:
     ``MAX_NUMBER_CHARS`` and nesting deeper than ``MAX_DEPTH`` are refused, each with
     its line (within a document) and the JSON pointer of the offending value.
     """
+    value = _fast_decode(text)
+    if value is not _UNDECIDED:
+        return value
+    value = _strict_decode(text, path=path, line=line)
+    if (type(value) is dict or type(value) is list) and (
+            text.count("{") + text.count("[") > MAX_DEPTH and depth_exceeds(value)):
+        raise _located(text, path, line)
+    return value
+
+
+def _strict_decode(text: str, *, path: str, line: int | None) -> Any:
     try:
-        value = _DECODER.decode(text)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         at = exc.lineno if line is None else line
         raise FieldError(
@@ -90,10 +176,6 @@ def loads_strict(text: str, *, path: str, line: int | None) -> Any:
         # integer longer than sys.get_int_max_str_digits(), or the nesting exhausted the
         # recursion limit: find which and where.
         raise _located(text, path, line) from None
-    if (type(value) is dict or type(value) is list) and (
-            text.count("{") + text.count("[") > MAX_DEPTH and depth_exceeds(value)):
-        raise _located(text, path, line)
-    return value
 
 
 def _located(text: str, path: str, line: int | None) -> FieldError:

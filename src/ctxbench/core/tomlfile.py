@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.core.errors import FieldError, InputError
@@ -48,6 +47,8 @@ def load_toml_lines(path: str | os.PathLike[str], *,
 def _load(path: str | os.PathLike[str], display: str | None) -> tuple[dict[str, Any], str]:
     shown = display if display is not None else str(path)
     text = read_utf8(path, display=shown, limit=MAX_TOML_BYTES)
+    import tomllib  # here, not at import: a command given no TOML file does not load it
+
     try:
         value = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

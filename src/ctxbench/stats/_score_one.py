@@ -54,14 +54,13 @@ def solve_one(z: FloatArray, w: FloatArray, lo: np.float64, hi: np.float64) -> n
         return np.float64(lam)
     # Newton left it short of the root (rare): bisection on the bracket.
     lo_b, hi_b = lo0, hi0
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo_b + hi_b)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            positive = (w * z / (1.0 + mid * z)).sum() > 0
-        if positive:
-            lo_b = mid
-        else:
-            hi_b = mid
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(BISECTION_STEPS):
+            mid = 0.5 * (lo_b + hi_b)
+            if (w * z / (1.0 + mid * z)).sum() > 0:
+                lo_b = mid
+            else:
+                hi_b = mid
     return np.float64(0.5 * (lo_b + hi_b))
 
 

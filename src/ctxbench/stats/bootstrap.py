@@ -29,6 +29,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ctxbench.stats.distinct import distinct_codes
+from ctxbench.stats.quantile import percentiles
+
 __all__ = [
     "BootstrapEstimate",
     "Method",
@@ -188,7 +191,7 @@ def bootstrap_totals(
         groups = [np.arange(n, dtype=np.int64)]
     else:
         groups = [np.flatnonzero(labels == value).astype(np.int64)
-                  for value in np.unique(labels)]
+                  for value in distinct_codes(labels)]
     generators = list(rng.spawn(len(groups)))
 
     total = arr.sum(axis=0)
@@ -214,8 +217,7 @@ def bootstrap_totals(
             lo_q, hi_q = alpha, 1.0 - alpha
             if accel is not None:
                 lo_q, hi_q = _bca_quantiles(defined, float(theta_hat[j]), float(accel[j]), alpha)
-            low = float(np.percentile(defined, lo_q * 100.0))
-            high = float(np.percentile(defined, hi_q * 100.0))
+            low, high = percentiles(defined, (lo_q * 100.0, hi_q * 100.0))
             se = float(np.std(defined, ddof=1)) if defined.shape[0] > 1 else 0.0
         results.append(
             BootstrapEstimate(

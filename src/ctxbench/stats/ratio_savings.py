@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ctxbench.stats.bootstrap import BootstrapEstimate
+from ctxbench.stats.quantile import percentiles
 
 __all__ = [
     "PARTS",
@@ -130,8 +131,8 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
             rows = min(batch, n_resamples - start)
             scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
             gen.random(out=scaled)
-            scaled *= n
-            draws[...] = scaled  # truncation: the floor of these non-negative values
+            # n * u cast to int in one pass: truncation, the floor of these values >= 0.
+            np.multiply(scaled, n, out=draws, casting="unsafe")
             np.minimum(draws, n - 1, out=draws)
             draws += offsets[:rows]
             weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
@@ -184,8 +185,7 @@ def _fill(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int
         block = min(rows, stop - first)
         for i in range(block):
             gen.random(out=uniform)
-            uniform *= n
-            draws[...] = uniform
+            np.multiply(uniform, n, out=draws, casting="unsafe")
             np.minimum(draws, n - 1, out=draws)
             counts[i] = np.bincount(draws, minlength=n)
         out[first : first + block] = counts[:block] @ arr
@@ -200,8 +200,7 @@ def percentile_estimate(theta_hat: float, theta: FloatArray, *, level: float,
         low = high = se = None
     else:
         alpha = (1.0 - level) / 2.0
-        low = float(np.percentile(defined, alpha * 100.0))
-        high = float(np.percentile(defined, (1.0 - alpha) * 100.0))
+        low, high = percentiles(defined, (alpha * 100.0, (1.0 - alpha) * 100.0))
         se = float(np.std(defined, ddof=1)) if defined.shape[0] > 1 else 0.0
     return BootstrapEstimate(estimate=float(theta_hat), low=low, high=high, level=level,
                              method="percentile", n_units=n_units,
@@ -227,8 +226,7 @@ def studentized_savings(point: FloatArray, resampled: FloatArray, *,
     if not math.isfinite(theta_hat) or not se_hat > 0.0 or not ok.any():
         return StudentizedSavings(saved, None, None, se_out, undefined)
     pivots = np.abs(theta[ok] - theta_hat) / se[ok]
-    q, q_gate = (float(v) for v in np.percentile(
-        pivots, [level * 100.0, (1.0 - (1.0 - level) / 2.0) * 100.0]))
+    q, q_gate = percentiles(pivots, (level * 100.0, (1.0 - (1.0 - level) / 2.0) * 100.0))
     # theta in [theta_hat - q se, theta_hat + q se]; savings fall as theta rises. Capped
     # so exp stays finite: a bound beyond e^700 means "more than everything".
     low = 100.0 * (1.0 - math.exp(min(theta_hat + q * se_hat, 700.0)))

@@ -29,6 +29,7 @@ from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.records import Trial
 from ctxbench.protocols.cef.report import assemble, stratum_label
 from ctxbench.protocols.cef.table import TrialTable, table_from_trials
+from ctxbench.stats.distinct import distinct_codes, distinct_pairs
 
 __all__ = ["analyze", "effective_scores"]
 
@@ -95,7 +96,7 @@ def _cluster_strata(cluster: NDArray[np.int64], stratum: NDArray[np.int64]) -> N
     Clusters confined to one stratum are resampled within it; clusters spanning the same
     strata are resampled within their group.
     """
-    pairs = np.unique(np.column_stack([cluster, stratum]), axis=0)
+    pairs = distinct_pairs(cluster, stratum)
     sets: dict[int, list[int]] = {}
     for c, s in pairs.tolist():
         sets.setdefault(c, []).append(s)
@@ -143,7 +144,7 @@ def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
         strata_results.append({
             "key": key,
             "units": units,
-            "tasks": int(np.unique(pairing.unit_task[units]).shape[0]),
+            "tasks": int(distinct_codes(pairing.unit_task[units]).shape[0]),
             "results": results,
             "judgements": {c: judge(r, prereg, threshold) for c, r in results.items()},
             "threshold": threshold,
@@ -170,7 +171,7 @@ def analyze(trials: Iterable[Trial] | TrialTable, prereg: Preregistration, *,
                                  for s in strata_results])
             for c, r in aggregate_results.items()},
         "threshold": aggregate_threshold,
-        "tasks": int(np.unique(pairing.unit_task).shape[0]),
+        "tasks": int(distinct_codes(pairing.unit_task).shape[0]),
     }
     return assemble(table=table, pairing=pairing, prereg=prereg, scores=scores,
                     overridden=overridden, strata=strata_results, aggregate=aggregate,

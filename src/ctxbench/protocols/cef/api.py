@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,8 @@ def example_paths() -> tuple[Path, Path]:
     The example is a synthetic conformance fixture (deterministic_fixture usage): its
     report shows a passing and a failing condition across two workloads, but no headline.
     """
+    from importlib import resources  # only here: 4 ms of every analysis's start-up
+
     root = Path(str(resources.files("ctxbench").joinpath("data", "examples", "cef")))
     return root / "trials.jsonl", root / "prereg.toml"
 
