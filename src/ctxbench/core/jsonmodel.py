@@ -31,7 +31,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar, Literal, Self, get_args, get_origin
 
-from ctxbench.core.errors import PointerError, describe_value, pointer_join
+from ctxbench.core.errors import PointerError
 from ctxbench.core.node import Node
 
 __all__ = ["JsonModel", "field_kinds", "json_number", "omit_empty", "rounded"]
@@ -97,11 +97,7 @@ class JsonModel:
             if optional and name not in node.value:
                 continue
             values[name] = reader(node.at(name))
-        for key, value in node.value.items():
-            if key not in plan:
-                raise PointerError(node.path, pointer_join(node.pointer, key),
-                                   "expected no such member (the format does not define "
-                                   f"it), got {describe_value(value)}")
+        node.closed(plan, "the format")
         return cls(**values)
 
 

@@ -7,12 +7,15 @@ expected a string, got null`` instead of a result with a hole in it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import json
+from collections.abc import Collection, Iterator
+from typing import Any, TypeVar
 
 from ctxbench.core import PointerError, describe_value, pointer_join
 
 __all__ = ["Node", "read_notes"]
+
+_S = TypeVar("_S", bound=str)
 
 
 class Node:
@@ -52,6 +55,29 @@ class Node:
         if obj.get(key) is None:
             return None
         return Node(self.path, pointer_join(self.pointer, key), obj[key])
+
+    def closed(self, allowed: Collection[str], owner: str) -> Node:
+        """This object, after checking it has no member outside ``allowed``.
+
+        ``owner`` names what defines the members (a schema version); the error points at
+        the first unknown member: ``expected no such member (OWNER does not define it),
+        got ...``.
+        """
+        for key, value in self._object().items():
+            if key not in allowed:
+                raise PointerError(self.path, pointer_join(self.pointer, key),
+                                   f"expected no such member ({owner} does not define it), "
+                                   f"got {describe_value(value)}")
+        return self
+
+    def one_of(self, options: tuple[_S, ...]) -> _S:
+        """This string, one of ``options``."""
+        value = self.value
+        if isinstance(value, str):
+            for option in options:
+                if value == option:
+                    return option
+        raise self.fail("one of " + ", ".join(json.dumps(o) for o in options))
 
     def items(self) -> list[Node]:
         """The elements of this array."""

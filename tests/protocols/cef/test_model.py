@@ -237,11 +237,11 @@ def _set(value: Any, *path: str | int) -> Callable[[dict[str, Any]], None]:
     (_set(1.5, "inputs", "trials_read"),
      "/inputs/trials_read: expected an integer, got the number 1.5"),
     (_set("seed", "claim_class", "class"),
-     "/claim_class/class: expected one of 'product_measurement', 'conformance_seed', "
-     "'conformance_fixture', got the string \"seed\""),
+     '/claim_class/class: expected one of "product_measurement", "conformance_seed", '
+     '"conformance_fixture", got the string "seed"'),
     (_set(1, "methodology", "typed"),
-     "/methodology/typed: unexpected field: the ctxbench.cef-report.v1 schema has no such "
-     "member here"),
+     "/methodology/typed: expected no such member (ctxbench.cef-report.v1 does not define "
+     "it), got the integer 1"),
     (_set("ctxbench.cef-report.v2", "schema_version"),
      "/schema_version: expected 'ctxbench.cef-report.v1' (the version this ctxbench reads), "
      'got the string "ctxbench.cef-report.v2"'),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from ctxbench.core import PointerError, describe_value, pointer_join
+from ctxbench.core import describe_value
 from ctxbench.core.node import Node
 
 __all__ = ["DECIMALS", "choice", "closed", "counts", "derived", "free_json", "free_object",
@@ -44,23 +44,17 @@ def free_json(value: Any) -> Any:
 
 # --- reading ---------------------------------------------------------------------------
 
+REPORT_SCHEMA = "ctxbench.cef-report.v1"
+
+
 def closed(node: Node, allowed: tuple[str, ...]) -> Node:
     """``node`` (an object) after checking it has no member outside ``allowed``."""
-    for key, _ in node.entries():
-        if key not in allowed:
-            raise PointerError(node.path, pointer_join(node.pointer, key),
-                               "unexpected field: the ctxbench.cef-report.v1 schema has no "
-                               "such member here")
-    return node
+    return node.closed(allowed, REPORT_SCHEMA)
 
 
 def choice(node: Node, key: str, options: tuple[_S, ...]) -> _S:
     """The member ``key``: one of the strings ``options``."""
-    member = node.at(key)
-    value = member.value
-    if isinstance(value, str) and value in options:
-        return value
-    raise member.fail("one of " + ", ".join(repr(o) for o in options))
+    return node.at(key).one_of(options)
 
 
 def counts(node: Node) -> dict[str, int]:

@@ -9,12 +9,10 @@ mistyped or unknown member. No numpy here.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from typing import Literal, cast
 
-from ctxbench.core.errors import PointerError, clip
 from ctxbench.core.node import Node
 
 __all__ = [
@@ -72,17 +70,8 @@ def significant(value: float, digits: int) -> float:
 
 
 def only(node: Node, names: Iterable[str]) -> None:
-    """Reject members that the schema does not declare here (additionalProperties false).
-
-    The error names the object and quotes the unknown key (JSON-escaped, clipped), so a
-    key holding a newline still gives a one-line message.
-    """
-    allowed = set(names)
-    for key, _ in node.entries():
-        if key not in allowed:
-            raise PointerError(node.path, node.pointer,
-                               "expected only the members ctxbench.public-eval-report.v1 "
-                               f"defines here, got an unknown member {clip(json.dumps(key), 80)}")
+    """Reject members that the schema does not declare here (additionalProperties false)."""
+    node.closed(frozenset(names), "ctxbench.public-eval-report.v1")
 
 
 def bounds(node: Node) -> Bounds:
@@ -123,10 +112,7 @@ def opt_number(node: Node, key: str) -> Number | None:
 
 def choice(node: Node, values: tuple[str, ...]) -> str:
     """A string from a closed set."""
-    text = node.value
-    if not isinstance(text, str) or text not in values:
-        raise node.fail("one of " + ", ".join(values))
-    return text
+    return node.one_of(values)
 
 
 def basis(node: Node) -> Basis:
