@@ -146,8 +146,9 @@ def close(packet: _Packet, token_count: int, share: float) -> bool:
         return False
     index = packet.index
     changed = False
-    while token_count < budget and \
-            header_tokens(index, packet.ranges, token_count) > share * token_count:
+    # Not only while tokens are left: a line that closes a gap removes its marker, so the
+    # packet may take it even at its budget. Each step adds bytes, so this ends.
+    while header_tokens(index, packet.ranges, token_count) > share * token_count:
         for position in packet.order:
             data = index.source(position)
             ranges = packet.ranges[position]
