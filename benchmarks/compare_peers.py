@@ -58,7 +58,7 @@ def main() -> None:
             if args.out:
                 (root / name / "evaluation.json").write_text(
                     json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
-            summary = report.summary()
+            summary = report.summary
             print(f"\n### {name} ({spec['set']}, {len(spec['tasks'])} tasks, "
                   f"{time.perf_counter() - started:.0f} s)\n")
             print("| budget | " + " | ".join(STRATEGIES) + " |")
@@ -66,16 +66,16 @@ def main() -> None:
             for budget in report.budgets:
                 cells = []
                 for strategy in STRATEGIES:
-                    s = next(x for x in summary if x["strategy"] == strategy and
-                             x["budget"] == budget)
-                    cells.append(f"{s['answer_present_rate']:.0%} (recall "
-                                 f"{s['required_recall']:.2f}, headers "
-                                 f"{s['header_share']:.2%}, over {s['over_budget']}, "
-                                 f"restricted {s['restricted_bytes']})")
+                    s = next(x for x in summary if x.strategy == strategy and
+                             x.budget == budget)
+                    cells.append(f"{s.answer_present_rate:.0%} (recall "
+                                 f"{s.required_recall:.2f}, headers "
+                                 f"{s.header_share:.2%}, over {s.over_budget}, "
+                                 f"restricted {s.restricted_bytes})")
                     key = (spec["set"], strategy, budget)
                     got = totals.setdefault(key, [0, 0])
-                    got[0] += s["answer_present"]
-                    got[1] += s["tasks"]
+                    got[0] += s.answer_present
+                    got[1] += s.tasks
                 print(f"| {budget} | " + " | ".join(cells) + " |")
         for which in sorted({k[0] for k in totals}):
             print(f"\n### {which}: answer present, all corpora\n")
