@@ -19,7 +19,10 @@ So the strongest evidence is widened before a weaker file is opened, a small bud
 buys a few lines around the best matches and a large one whole chunks. ``open_bytes``
 adapts to the budget: ``BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET``, clamped to
 ``[MIN_OPEN_BYTES, MAX_OPEN_BYTES]``. The packet stops when every opening and widening
-has been taken (the selection is complete) or nothing more fits; it does not pad.
+has been taken (the selection is complete) or nothing more fits; it does not pad. The
+room left is spent on lines beside the opened windows, in their files, at no header or
+gap cost (:mod:`ctxbench.compiler.fill`, which also holds the closing step that keeps
+headers and separators within ``HEADER_SHARE`` of the packet where a line still fits).
 
 Costs are counted per added piece with the index's tokenizer (header, gap marker and
 text), then the whole packet is recounted exactly and trimmed from the last action if a
