@@ -1,16 +1,20 @@
 """The end of a ``compiled`` selection: context beside the chosen evidence, at no header cost.
 
 When every opening and widening that fits has been taken, what room is left is smaller
-than any of them needs. Two steps spend it, and neither adds a header or a gap marker:
+than any of them needs. Two steps may spend it, and neither adds a header or a gap marker:
 
-* :func:`fill` grows each opened window one line at a time, best window first, first
-  inside its chunk and, once the chunk is whole, past it into the adjacent lines of the
-  same file (a window cannot otherwise grow past its chunk, and a packet whose windows are
-  whole would stop below its budget with headers capped against that budget). Costs are
-  the selection's per-piece estimates.
+* :func:`fill` grows each opened window one line at a time, best window first, inside its
+  chunk (where the budget, not the selection, stopped it) and, once the chunk is whole,
+  past it into the adjacent lines of the same file, but only while the packet's headers
+  and separators are more than ``share`` (``selection.HEADER_SHARE``) of its tokens. A
+  window could otherwise not grow past its chunk, and a packet whose windows are whole
+  would stop below its budget with headers capped against that budget (so more than a
+  tenth of the packet); a complete packet whose headers are within their share is not
+  padded: it stays the smallest packet that holds the selection. Costs are the
+  selection's per-piece estimates.
 * :func:`close` runs on the rendered packet, counted exactly: while its headers and
-  separators are more than ``HEADER_SHARE`` of its tokens, it adds the first line beside
-  any range of any excerpt (excerpts in packet order) that still fits the budget.
+  separators are more than ``share`` of its tokens, it adds the first line beside any
+  range of any excerpt (excerpts in packet order) that still fits the budget.
 
 Every added line is contiguous with a range the packet already holds, so touching ranges
 merge (:func:`ctxbench.compiler.render.merge_ranges`); a line that reaches the next range
@@ -79,8 +83,9 @@ class _Reach:
         self.after = 0
         self.before = 0
 
-    def step(self, draft: _Draft, matcher: QueryMatcher) -> bool:
-        """Add one line if one fits; False when nothing more can be added here."""
+    def step(self, draft: _Draft, matcher: QueryMatcher, share: float) -> bool:
+        """Add one line if one fits (past the chunk only while headers and separators
+        are more than ``share`` of the packet); False when nothing more is to be added."""
         window = self.window
         if not window.whole():
             state = window.state()
@@ -89,6 +94,8 @@ class _Reach:
                 return True
             window.restore(state)
             return False
+        if draft.overhead <= share * draft.estimate:
+            return False  # the packet is complete and its headers within their share
         data = draft.index.source(self.position)
         ranges = draft.packet.ranges[self.position]
         span = window.span()
@@ -114,12 +121,13 @@ class _Reach:
                    if line not in lines)
 
 
-def fill(draft: _Draft, windows: list[tuple[Window, int]], matcher: QueryMatcher) -> None:
+def fill(draft: _Draft, windows: list[tuple[Window, int]], matcher: QueryMatcher,
+         share: float) -> None:
     """Spend the room no opening or widening fits in on the lines next to the opened
     windows, one line per window in turn, best window first (see the module)."""
     growing = [_Reach(window, position) for window, position in windows]
     while growing and draft.room() > 0:
-        growing = [reach for reach in growing if reach.step(draft, matcher)]
+        growing = [reach for reach in growing if reach.step(draft, matcher, share)]
 
 
 def _render(packet: _Packet, ranges: dict[int, tuple[Range, ...]]) -> str:

@@ -443,5 +443,5 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
             heapq.heappush(heap, (-values[n] * GROW_DECAY ** (widenings + 1), tie, n,
                                   widenings + 1))
     fill(draft, [(windows[n], position) for _, n, position in
-                 sorted(taken, key=lambda t: (-t[0], t[1]))], matcher)
+                 sorted(taken, key=lambda t: (-t[0], t[1]))], matcher, HEADER_SHARE)
     return draft.finish("nothing was selected")
