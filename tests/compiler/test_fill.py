@@ -93,24 +93,24 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> ContextIndex:
 def test_synthetic_packets_over_the_header_share_have_no_free_line(
         synthetic: ContextIndex, query: str) -> None:
     policy = Policy(("public", "internal"), ())
-    _check(synthetic, query, policy, range(24, 420, 3))
+    # Small budgets leave packets over the share (one header is most of them): checked.
+    assert _check(synthetic, query, policy, range(24, 420, 3)) > 0
 
 
 def test_seed_packets_over_the_header_share_have_no_free_line() -> None:
     paths = seed_paths()
     benchmark, index = benchmark_index(paths.benchmark, paths.corpus)
-    for task in benchmark.tasks:
-        _check(index, task.query, Policy.from_task(task), range(64, 600, 16))
+    over = sum(_check(index, task.query, Policy.from_task(task), range(64, 600, 16))
+               for task in benchmark.tasks)
+    assert over > 0
 
 
 def test_real_documentation_packets_over_the_header_share_have_no_free_line() -> None:
     index = ContextIndex.build(Corpus.from_directory(DOCS, classification="internal"),
                                get_tokenizer())
     policy = Policy(("internal",), ())
-    over = 0
     for query in ("how is the persistent index cache keyed", "what does the peer rank with",
                   "which constants were fitted on the dev set",
                   "how are trial logs appended"):
-        over += _check(index, query, policy, range(96, 700, 29))
-    # Path headers of docs/ are short: the free lines leave few packets over the share.
-    assert over <= 8
+        # From 16 tokens, where a header and a line or two are the whole packet.
+        assert _check(index, query, policy, range(16, 700, 11)) > 0
