@@ -99,7 +99,9 @@ class _Reach:
         data = draft.index.source(self.position)
         ranges = draft.packet.ranges[self.position]
         span = window.span()
-        holder = next(r for r in ranges if r[0] <= span[0] and span[1] <= r[1])
+        holder = next((r for r in ranges if r[0] <= span[0] and span[1] <= r[1]), None)
+        if holder is None:  # not held (cannot happen: a window is what the packet holds)
+            return False
         after, before = lines_beside(data, holder)
         lines = [line for line in (after, before) if line is not None]
         if len(lines) == 2:
@@ -136,12 +138,12 @@ def _render(packet: _Packet, ranges: dict[int, tuple[Range, ...]]) -> str:
                    for p in packet.order)
 
 
-def header_tokens(index: ContextIndex, ranges: dict[int, tuple[Range, ...]],
-                  token_count: int) -> int:
-    """Packet tokens minus the tokens of the excerpt texts alone (headers, gap markers,
-    separators), as ``ctxbench compile evaluate`` measures them."""
+def header_tokens(index: ContextIndex, order: list[int],
+                  ranges: dict[int, tuple[Range, ...]], token_count: int) -> int:
+    """Packet tokens minus the tokens of the excerpt texts alone, in packet order
+    (headers, gap markers, separators), as ``ctxbench compile evaluate`` measures them."""
     bodies = [index.source(p)[a:b].decode("utf-8", "replace")
-              for p, rs in ranges.items() for a, b in rs]
+              for p in order for a, b in ranges[p]]
     return max(0, token_count - index.count("".join(bodies)))
 
 
@@ -156,7 +158,8 @@ def close(packet: _Packet, token_count: int, share: float) -> bool:
     changed = False
     # Not only while tokens are left: a line that closes a gap removes its marker, so the
     # packet may take it even at its budget. Each step adds bytes, so this ends.
-    while header_tokens(index, packet.ranges, token_count) > share * token_count:
+    while header_tokens(index, packet.order, packet.ranges, token_count) > \
+            share * token_count:
         for position in packet.order:
             data = index.source(position)
             ranges = packet.ranges[position]
