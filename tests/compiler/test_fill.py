@@ -11,9 +11,10 @@ from compiler_corpus import WORDS, write_corpus
 from ctxbench.compiler import ContextIndex, Corpus, Policy, compile_context, get_tokenizer
 from ctxbench.compiler.api import benchmark_index
 from ctxbench.compiler.evaluation import _header_tokens
-from ctxbench.compiler.fill import lines_beside
+from ctxbench.compiler.evidence import QueryMatcher, Window, chunk_lines
+from ctxbench.compiler.fill import fill, lines_beside
 from ctxbench.compiler.render import merge_ranges, render_excerpt
-from ctxbench.compiler.selection import HEADER_SHARE
+from ctxbench.compiler.selection import HEADER_SHARE, _Draft
 from ctxbench.compiler.strategies import CompiledContext
 from ctxbench.protocols.eceb import seed_paths
 
@@ -114,3 +115,36 @@ def test_real_documentation_packets_over_the_header_share_have_no_free_line() ->
                   "how are trial logs appended"):
         # From 16 tokens, where a header and a line or two are the whole packet.
         assert _check(index, query, policy, range(16, 700, 11)) > 0
+
+
+def test_fill_goes_past_a_whole_chunk_only_while_headers_are_over_their_share(
+        synthetic: ContextIndex) -> None:
+    index = synthetic
+    policy = Policy(("public", "internal"), ())
+    # A chunk in the middle of a file (text on both sides of it).
+    chunk_id = next(n for n, c in enumerate(index.chunks) if c.start > 0 and
+                    c.end < len(index.source(int(index.chunk_artifact[n]))) and
+                    not c.context)
+    chunk = index.chunks[chunk_id]
+    position = int(index.chunk_artifact[chunk_id])
+    data = index.source(position)
+    lines = chunk_lines(data, chunk.start, chunk.end)
+    matcher = QueryMatcher("token refresh", index.query_weights("token refresh", policy))
+
+    def drafted(budget: int) -> tuple[_Draft, Window]:
+        draft = _Draft(index, budget)
+        assert draft.add(position, ((chunk.start, chunk.end),))
+        return draft, Window(lines, [0.0] * len(lines), 0, len(lines))  # whole
+
+    draft, window = drafted(400)
+    fill(draft, [(window, position)], matcher, 1.0)  # headers within their share: no pad
+    assert draft.packet.ranges[position] == ((chunk.start, chunk.end),)
+
+    draft, window = drafted(400)
+    overhead = draft.overhead
+    fill(draft, [(window, position)], matcher, 0.0)  # always over: past the chunk
+    ((a, b),) = draft.packet.ranges[position]  # one range: no gap marker
+    assert a < chunk.start or b > chunk.end
+    assert draft.overhead == overhead and draft.estimate <= 400
+    grown = data[a:b].decode()
+    assert not grown.startswith("\n") and not grown.endswith("\n\n")  # no blank edge
