@@ -1,6 +1,10 @@
 """Peer comparison: the shipped strategies and the chunk-BM25 peer on the dev and held-out sets.
 
-Run: .venv/bin/python benchmarks/compare_peers.py [--sets dev,held-out] [--out DIR]
+Run: .venv/bin/python benchmarks/compare_peers.py [--sets dev,held-out,held-out-2] [--out DIR]
+
+Sets (benchmarks/devsets/devset.py): ``dev`` (the only one constants are fitted on),
+``held-out`` and ``held-out-2`` (a fresh held-out set, added after ``held-out`` had been
+looked at; see docs/compiler.md).
 
 It builds the corpora of benchmarks/devsets (copied from the pinned installed packages,
 SHA-256 checked), runs ``ctxbench compile evaluate``'s library function on each with
@@ -21,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "devsets"))
 
-from devset import SPECS, build
+from devset import CORPORA, SPECS, build
 
 from ctxbench.compiler.evaluation import evaluate
 
@@ -30,10 +34,14 @@ STRATEGIES = ("compiled", "naive_top_k", "chunk_bm25")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="dev,held-out")
+    parser.add_argument("--sets", default="dev,held-out,held-out-2")
     parser.add_argument("--out", help="keep the built corpora and JSON reports here")
     args = parser.parse_args()
     wanted = set(args.sets.split(","))
+    known = sorted({which for which, _ in CORPORA.values()})
+    if not wanted <= set(known):
+        parser.error(f"--sets: expected names among {', '.join(known)}, "
+                     f"got {', '.join(sorted(wanted - set(known)))}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.out or tmp)
         os.environ.setdefault("CTXBENCH_CACHE_DIR", str(Path(tmp) / "cache"))
@@ -50,7 +58,7 @@ def main() -> None:
             if args.out:
                 (root / name / "evaluation.json").write_text(
                     json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
-            summary = report.summary()
+            summary = report.summary
             print(f"\n### {name} ({spec['set']}, {len(spec['tasks'])} tasks, "
                   f"{time.perf_counter() - started:.0f} s)\n")
             print("| budget | " + " | ".join(STRATEGIES) + " |")
@@ -58,16 +66,16 @@ def main() -> None:
             for budget in report.budgets:
                 cells = []
                 for strategy in STRATEGIES:
-                    s = next(x for x in summary if x["strategy"] == strategy and
-                             x["budget"] == budget)
-                    cells.append(f"{s['answer_present_rate']:.0%} (recall "
-                                 f"{s['required_recall']:.2f}, headers "
-                                 f"{s['header_share']:.0%}, over {s['over_budget']}, "
-                                 f"restricted {s['restricted_bytes']})")
+                    s = next(x for x in summary if x.strategy == strategy and
+                             x.budget == budget)
+                    cells.append(f"{s.answer_present_rate:.0%} (recall "
+                                 f"{s.required_recall:.2f}, headers "
+                                 f"{s.header_share:.2%}, over {s.over_budget}, "
+                                 f"restricted {s.restricted_bytes})")
                     key = (spec["set"], strategy, budget)
                     got = totals.setdefault(key, [0, 0])
-                    got[0] += s["answer_present"]
-                    got[1] += s["tasks"]
+                    got[0] += s.answer_present
+                    got[1] += s.tasks
                 print(f"| {budget} | " + " | ".join(cells) + " |")
         for which in sorted({k[0] for k in totals}):
             print(f"\n### {which}: answer present, all corpora\n")

@@ -19,7 +19,10 @@ So the strongest evidence is widened before a weaker file is opened, a small bud
 buys a few lines around the best matches and a large one whole chunks. ``open_bytes``
 adapts to the budget: ``BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET``, clamped to
 ``[MIN_OPEN_BYTES, MAX_OPEN_BYTES]``. The packet stops when every opening and widening
-has been taken (the selection is complete) or nothing more fits; it does not pad.
+has been taken (the selection is complete) or nothing more fits; it does not pad. The
+room left is spent on lines beside the opened windows, in their files, at no header or
+gap cost (:mod:`ctxbench.compiler.fill`, which also holds the closing step that keeps
+headers and separators within ``HEADER_SHARE`` of the packet where a line still fits).
 
 Costs are counted per added piece with the index's tokenizer (header, gap marker and
 text), then the whole packet is recounted exactly and trimmed from the last action if a
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxbench.compiler.evidence import QueryMatcher, Window, chunk_lines
+from ctxbench.compiler.fill import close, fill
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
@@ -331,7 +335,10 @@ class _Draft:
         packet.total = 0
         packet.costs = dict.fromkeys(packet.ranges, 0)
         packet.smallest_rejected = self.smallest_rejected
-        return packet.finish(empty_reason)
+        selection = packet.finish(empty_reason)
+        if selection.excerpts and close(packet, selection.token_count, HEADER_SHARE):
+            selection = packet.finish(empty_reason)
+        return selection
 
 
 _GAP_TOKENS = 2  # the gap line and the newline added before it
@@ -429,34 +436,12 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                 window.restore(state)
                 span = window.grow(1)
                 if span is None or not draft.add(position, (span,)):
+                    window.restore(state)  # the window is what the packet holds
                     continue
         if not window.whole():
             tie += 1
             heapq.heappush(heap, (-values[n] * GROW_DECAY ** (widenings + 1), tie, n,
                                   widenings + 1))
-    _fill(draft, [(windows[n], position) for _, n, position in
-                  sorted(taken, key=lambda t: (-t[0], t[1]))])
+    fill(draft, [(windows[n], position) for _, n, position in
+                 sorted(taken, key=lambda t: (-t[0], t[1]))], matcher, HEADER_SHARE)
     return draft.finish("nothing was selected")
-
-
-def _fill(draft: _Draft, windows: list[tuple[Window, int]]) -> None:
-    """Spend the room no opening or widening fits in on the lines next to the opened
-    windows, one line per window in turn, best window first.
-
-    These lines are context around evidence already chosen and cost no header and no gap
-    marker, so the packet holds more evidence for the same overhead (its header and
-    separator share falls) and never less: a line is added only if it fits.
-    """
-    growing = list(windows)
-    while growing and draft.room() > 0:
-        still: list[tuple[Window, int]] = []
-        for window, position in growing:
-            state = window.state()
-            span = window.grow(1)
-            if span is None:
-                continue
-            if draft.add(position, (span,)):
-                still.append((window, position))
-            else:
-                window.restore(state)
-        growing = still
