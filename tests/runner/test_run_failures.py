@@ -73,3 +73,21 @@ def test_an_output_path_that_is_a_file_is_one_line(make_spec: Callable[..., Path
     assert info.value.exit_code == 3
     assert str(info.value).startswith(f"{spec_path.parent / 'qa.jsonl' / 'out'}: Not a "
                                       "directory (the run stopped;")
+
+
+def test_trials_the_corpus_no_longer_reproduces_are_not_offered_a_resume(
+        tmp_path: Path) -> None:
+    # Resuming would stop at the same digest again: the message says to run afresh.
+    from ctxbench.core import IntegrityError
+    from ctxbench.runner.experiment import _stopped
+
+    trials = tmp_path / "out" / "trials.jsonl"
+    stopped = _stopped(IntegrityError(f"{trials}:1: context_sha256: the rebuilt context of t "
+                                      "/ compiled@256 does not match the recorded digest"),
+                       trials=trials, resume_command="ctxbench run s.toml --resume",
+                       phase="writing the reports")
+    assert str(stopped) == (
+        f"{trials}:1: context_sha256: the rebuilt context of t / compiled@256 does not match "
+        f"the recorded digest (writing the reports; the trials recorded in {trials} do not "
+        "match this corpus and compiler; run again into another output directory)")
+    assert "--resume" not in str(stopped) and stopped.exit_code == 2

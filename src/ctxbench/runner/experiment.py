@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ctxbench.core import (
     CtxbenchError,
     InputError,
+    IntegrityError,
     RuntimeFailure,
     atomic_write_json,
     blake3_hex,
@@ -201,8 +202,14 @@ def _stopped(exc: BaseException, *, trials: Path, resume_command: str,
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     elif not isinstance(exc, CtxbenchError):
         text = f"unexpected {type(exc).__name__}: {text}"
-    return RunStopped(f"{text} ({phase}; every finished trial is recorded in {trials}; "
-                      f"resume with: {resume_command})",
+    if isinstance(exc, IntegrityError):
+        # Recorded trials that this corpus or compiler no longer reproduces: resuming
+        # would stop here again.
+        advice = (f"the trials recorded in {trials} do not match this corpus and compiler; "
+                  "run again into another output directory")
+    else:
+        advice = f"every finished trial is recorded in {trials}; resume with: {resume_command}"
+    return RunStopped(f"{text} ({phase}; {advice})",
                       exit_code=exc.exit_code if isinstance(exc, CtxbenchError) else 3)
 
 
