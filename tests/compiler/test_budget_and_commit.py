@@ -157,31 +157,42 @@ def test_verify_accepts_an_untouched_commit(index: ContextIndex, root: Path) -> 
 
 
 @pytest.mark.parametrize("template", ["ctxbench.render.v1", "ctxbench.render.v2",
-                                      "ctxbench.render.v3"])
+                                      "ctxbench.render.v3", "ctxbench.render.v4"])
 def test_commits_of_earlier_templates_still_verify(index: ContextIndex, root: Path,
                                                    template: str) -> None:
+    from dataclasses import replace
+
     from ctxbench.compiler.render import render_excerpt
     from ctxbench.compiler.strategies import finish_packet
 
     packet = compile_context(index, query=QUERY, budget=300, policy=POLICY,
                              strategy="compiled")
-    assert packet.commit["template"] == "ctxbench.render.v4"
+    assert packet.commit["template"] == "ctxbench.render.v5"
     assert any(len(e.ranges) > 1 for e in packet.selected)  # a gap marker is rendered
     first = packet.selected[0]
-    assert packet.text.startswith(f"{first.path}:\n") and "\n\u2026\n" in packet.text
+    assert first.label is not None
+    assert packet.text.startswith(f"{first.label}:\n") and "\n\u2026\n" in packet.text
+    # Earlier templates record no label: their headers name the path.
+    excerpts = tuple(replace(e, label=None) for e in packet.selected)
     text = "".join(render_excerpt(e, (root / e.path).read_bytes(), template)
-                   for e in packet.selected)
-    assert text != packet.text
-    assert ("\n\u2026\n" if template == "ctxbench.render.v3" else "[...]\n") in text
+                   for e in excerpts)
+    assert ("\n\u2026\n" if template in ("ctxbench.render.v3", "ctxbench.render.v4")
+            else "[...]\n") in text
     old = finish_packet(index, query=QUERY, budget=600, policy=POLICY, strategy="compiled",
-                        text=text, token_count=index.count(text), excerpts=packet.selected,
+                        text=text, token_count=index.count(text), excerpts=excerpts,
                         empty_reason=None, template=template)
     assert old.commit["template"] == template
+    assert all("label" not in e for e in old.commit["excerpts"])
     verify_commit(old.commit, root)
     forged = copy.deepcopy(old.commit)
-    forged["template"] = "ctxbench.render.v4"
+    forged["template"] = ("ctxbench.render.v2" if template == "ctxbench.render.v3"
+                          else "ctxbench.render.v3")
     with pytest.raises(IntegrityError):
         verify_commit(forged, root)
+    labelled = copy.deepcopy(old.commit)  # a label where the template renders none
+    labelled["excerpts"][0]["label"] = first.path
+    with pytest.raises(IntegrityError, match=r"/excerpts/0/label: expected no label"):
+        verify_commit(labelled, root)
 
 
 def _flip(path: Path, offset: int) -> bytes:

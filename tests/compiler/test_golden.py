@@ -25,7 +25,8 @@ def _check(name: str, actual: str) -> None:
     assert actual == path.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("strategy", "budget"), [("compiled", 300), ("naive_top_k", 300)])
+@pytest.mark.parametrize(("strategy", "budget"), [("compiled", 300), ("naive_top_k", 300),
+                                                  ("compiled", 96)])
 def test_packet_and_commit_match_golden(tmp_path: Path, strategy: str, budget: int) -> None:
     index = ContextIndex.build(write_corpus(tmp_path, 20), get_tokenizer())
     packet = compile_context(

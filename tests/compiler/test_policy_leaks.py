@@ -66,7 +66,8 @@ def test_every_spelling_of_a_denied_file_denies_it(
             code, out, err = _compile(capsys, corpus, "--deny", spelling, *run)
             assert code == 0, (spelling, err)
             assert SECRET not in out and "tokens.py" not in out, spelling
-            assert "docs/guide.md" in out or "docs/notes.md" in out or CAFE in out
+            # headers name a file by its path or, at small budgets, a unique suffix of it
+            assert "guide.md:\n" in out or "notes.md:\n" in out or CAFE in out
             packets += 1
     assert packets == 40
 

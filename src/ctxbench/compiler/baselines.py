@@ -101,7 +101,7 @@ def _packet(request: StrategyRequest, lines: list[Line]) -> tuple[str, tuple[Sel
     for position in sorted(ranges):
         art = index.artifact_at(position)
         excerpt = Excerpt(art.artifact_id, art.path, art.classification, art.blake3,
-                          merge_ranges(ranges[position]))
+                          merge_ranges(ranges[position]), index.label(position, request.budget))
         parts.append(render_excerpt(excerpt, index.source(position)))
         selected.append(Selected(excerpt.artifact_id, excerpt.ranges))
     return "".join(parts), tuple(selected)
@@ -228,7 +228,8 @@ class _ChunkBM25:
             position, a, b = chunks[i]
             merged = merge_ranges((*ranges.get(position, ()), (a, b)))
             art = index.artifact_at(position)
-            excerpt = Excerpt(art.artifact_id, art.path, art.classification, art.blake3, merged)
+            excerpt = Excerpt(art.artifact_id, art.path, art.classification, art.blake3, merged,
+                              index.label(position, budget))
             cost = request.count(render_excerpt(excerpt, index.source(position)))
             if total - costs.get(position, 0) + cost > budget:
                 continue

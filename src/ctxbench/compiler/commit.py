@@ -7,8 +7,10 @@ The commit id is ``ctx_`` + the first 32 hex digits of BLAKE3 over the RFC 8785 
 
 The compiler's version is stored beside the id (``compiler``), not inside it, so identical
 context has an identical id across releases. A commit holds ids, digests and byte ranges,
-never source text. :func:`verify_commit` re-reads the corpus, re-renders the packet and
-checks every digest, the policy and the budget; an external system's context is checked
+never source text (a template-v5 excerpt also records the ``label`` its header names it
+by). :func:`verify_commit` re-reads the corpus, re-renders the packet and checks every
+digest, each label (a whole-component suffix of its path, unique among the corpus
+directory's files), the policy and the budget; an external system's context is checked
 byte for byte to be made of its selected ranges plus framing
 (:func:`external_context_problem`); anything it cannot check is a failure.
 """
@@ -21,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench import __version__
+from ctxbench.compiler.labels import Labeler, corpus_names, label_problem
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
     GAP_MARKER,
+    RENDER_TEMPLATE,
     RENDER_TEMPLATES,
     Excerpt,
     excerpt_header,
@@ -215,6 +219,17 @@ def verify_commit(
         raise IntegrityError(f"context commit: cannot be verified: {exc}") from exc
 
 
+def _labels(commit: dict[str, Any], corpus: Path) -> Labeler | None:
+    """The names a v5 label must be unique among (every file under the corpus directory,
+    listed only when an excerpt has a label), or None for the templates without labels
+    (v1-v4; an external system's context may use the v5 header of its excerpts)."""
+    if commit["template"] not in (RENDER_TEMPLATE, EXTERNAL_TEMPLATE):
+        return None
+    if not any("label" in item for item in commit["excerpts"]):
+        return Labeler(())
+    return Labeler(corpus_names(corpus))
+
+
 def _verify(
     commit: dict[str, Any], corpus: Path, tokenizer: Tokenizer | None, context: str | None
 ) -> None:
@@ -228,8 +243,16 @@ def _verify(
            f"commit_id {commit['commit_id']} does not match its content ({expected})")
     parts: list[str] = []
     read: list[tuple[Excerpt, bytes]] = []
+    labeler = _labels(commit, corpus)
     for n, item in enumerate(commit["excerpts"]):
         where = f"excerpt {n} ({item['artifact_id']})"
+        label = item.get("label")
+        if label is not None:
+            _check(labeler is not None, f"/excerpts/{n}/label: expected no label (template "
+                                        f"{commit['template']} names the path), got one")
+            assert labeler is not None
+            problem = label_problem(label, item["path"], labeler)
+            _check(problem is None, f"/excerpts/{n}/label: {problem}")
         _check(policy.permits(item["artifact_id"], item["classification"]),
                f"{where}: not permitted by the commit's policy")
         ranges = tuple((int(a), int(b)) for a, b in item["ranges"])
@@ -240,7 +263,7 @@ def _verify(
                f"{where}: {item['path']} does not match source_blake3 (the source changed)")
         _check(ranges[-1][1] <= len(data), f"{where}: byte range beyond the end of the file")
         excerpt = Excerpt(item["artifact_id"], item["path"], item["classification"],
-                          item["source_blake3"], ranges)
+                          item["source_blake3"], ranges, label)
         if commit["template"] in RENDER_TEMPLATES:
             parts.append(render_excerpt(excerpt, data, commit["template"]))
         read.append((excerpt, data))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ctxbench.compiler.chunking import Chunk, Range, chunk_artifact
 from ctxbench.compiler.corpus import Corpus, CorpusArtifact
+from ctxbench.compiler.labels import Labeler, corpus_names
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.retrieval import PolicyView, TermMapper, identifier_terms, raw_terms
 from ctxbench.compiler.tokenizers import Tokenizer
@@ -65,6 +66,7 @@ class ContextIndex:
         self._bytes_held = 0
         self._counts: dict[tuple[int, tuple[Range, ...]], int] = {}
         self._term_sets: dict[int, frozenset[int]] = {}
+        self._labeler: Labeler | None = None
 
     @classmethod
     def build(cls, corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex:
@@ -235,6 +237,15 @@ class ContextIndex:
 
     def position(self, artifact_id: str) -> int | None:
         return self._position.get(artifact_id)
+
+    def label(self, position: int, budget: int | None) -> str:
+        """The template-v5 label of an artifact in a packet of ``budget`` tokens: unique
+        among every artifact and every file under the corpus directory
+        (:mod:`ctxbench.compiler.labels`; the directory is listed once per index)."""
+        if self._labeler is None:
+            names = [a.path for a in self.corpus.artifacts]
+            self._labeler = Labeler([*names, *corpus_names(self.corpus.root)])
+        return self._labeler.label(self.corpus.artifacts[position].path, budget, self.count)
 
     def source(self, position: int) -> bytes:
         """The digest-checked bytes of a permitted artifact (a bounded LRU cache)."""

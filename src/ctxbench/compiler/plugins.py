@@ -186,7 +186,7 @@ class StrategyRequest:
 
         A strategy that returns it verbatim gets a commit anyone can re-render.
         """
-        excerpts = _excerpts(self.index, self.policy, "render", tuple(selected))
+        excerpts = _excerpts(self.index, self.policy, "render", tuple(selected), self.budget)
         return "".join(render_excerpt(e, self.index.source(_pos(self.index, e.artifact_id)))
                        for e in excerpts)
 
@@ -216,8 +216,9 @@ def _pos(index: ContextIndex, artifact_id: str) -> int:
 
 
 def _excerpts(index: ContextIndex, policy: Policy, name: str,
-              selected: tuple[Selected, ...]) -> tuple[Excerpt, ...]:
-    """Checked, merged excerpts (first-mention order); StrategyFailure on anything else."""
+              selected: tuple[Selected, ...], budget: int | None) -> tuple[Excerpt, ...]:
+    """Checked, merged excerpts (first-mention order), each with its template-v5 label for
+    ``budget``; StrategyFailure on anything else."""
     merged: dict[str, tuple[int, list[Range]]] = {}
     for n, item in enumerate(selected):
         if not isinstance(item, Selected) or not isinstance(item.artifact_id, str):
@@ -253,7 +254,7 @@ def _excerpts(index: ContextIndex, policy: Policy, name: str,
     for artifact_id, (position, ranges) in merged.items():
         a = index.artifact_at(position)
         out.append(Excerpt(artifact_id, a.path, a.classification, a.blake3,
-                           merge_ranges(ranges)))
+                           merge_ranges(ranges), index.label(position, budget)))
     return tuple(out)
 
 
@@ -321,7 +322,7 @@ def compile_with_strategy(
     if not isinstance(result.selected, tuple | list):
         raise StrategyFailure(name, "invalid_output", f"selected: expected a tuple of "
                               f"Selected, got {type(result.selected).__name__}")
-    excerpts = _excerpts(index, policy, name, tuple(result.selected))
+    excerpts = _excerpts(index, policy, name, tuple(result.selected), budget)
     context = result.context
     canonical = "".join(render_excerpt(e, index.source(_pos(index, e.artifact_id)))
                         for e in excerpts)

@@ -1,6 +1,19 @@
 """The fixed packet templates: one header line per excerpt, then its text, then a blank line.
 
-Template ``ctxbench.render.v4`` (the default; byte for byte)::
+Template ``ctxbench.render.v5`` (the default; byte for byte)::
+
+    <label>:
+    <text of the first range>
+    …
+    <text of the next range, when ranges are not adjacent>
+    <blank line>
+
+The label is the excerpt's path, or, when the path's header would cost more than
+``labels.LABEL_SHARE`` of the budget, the shortest suffix of whole path components that
+no other file of the corpus ends with (:mod:`ctxbench.compiler.labels`). The commit
+records it per excerpt (``label``); an excerpt without one is headed by its path.
+
+Template ``ctxbench.render.v4`` (still rendered for commits that name it)::
 
     <path>:
     <text of the first range>
@@ -69,31 +82,38 @@ __all__ = [
 RENDER_TEMPLATE_V1 = "ctxbench.render.v1"
 RENDER_TEMPLATE_V2 = "ctxbench.render.v2"
 RENDER_TEMPLATE_V3 = "ctxbench.render.v3"
-RENDER_TEMPLATE = "ctxbench.render.v4"
-RENDER_TEMPLATES = (RENDER_TEMPLATE_V1, RENDER_TEMPLATE_V2, RENDER_TEMPLATE_V3, RENDER_TEMPLATE)
+RENDER_TEMPLATE_V4 = "ctxbench.render.v4"
+RENDER_TEMPLATE = "ctxbench.render.v5"
+RENDER_TEMPLATES = (RENDER_TEMPLATE_V1, RENDER_TEMPLATE_V2, RENDER_TEMPLATE_V3,
+                    RENDER_TEMPLATE_V4, RENDER_TEMPLATE)
 GAP_MARKER = "[...]\n"  # v1 and v2; also the gap line an external context may hold
-GAP_MARKER_V3 = "\u2026\n"  # v3 and v4
+GAP_MARKER_V3 = "\u2026\n"  # v3, v4 and v5
 Range = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class Excerpt:
-    """What a packet takes from one artifact: its identity, digest and byte ranges."""
+    """What a packet takes from one artifact: its identity, digest and byte ranges, and
+    the label its v5 header names it by (None: its path)."""
 
     artifact_id: str
     path: str
     classification: str
     source_blake3: str
     ranges: tuple[Range, ...]
+    label: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "artifact_id": self.artifact_id,
             "path": self.path,
             "classification": self.classification,
             "source_blake3": self.source_blake3,
             "ranges": [[a, b] for a, b in self.ranges],
         }
+        if self.label is not None:
+            out["label"] = self.label
+        return out
 
 
 def merge_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
@@ -108,8 +128,10 @@ def merge_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
 
 
 def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:
-    """The excerpt's header line under ``template`` (v4 unless told otherwise)."""
+    """The excerpt's header line under ``template`` (v5 unless told otherwise)."""
     if template == RENDER_TEMPLATE:
+        return f"{excerpt.path if excerpt.label is None else excerpt.label}:\n"
+    if template == RENDER_TEMPLATE_V4:
         return f"{excerpt.path}:\n"
     if template == RENDER_TEMPLATE_V3:
         return f"## {excerpt.path}\n"
@@ -124,7 +146,8 @@ def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:
 
 def gap_marker(template: str = RENDER_TEMPLATE) -> str:
     """The line between non-adjacent ranges under ``template``."""
-    return GAP_MARKER_V3 if template in (RENDER_TEMPLATE, RENDER_TEMPLATE_V3) else GAP_MARKER
+    return GAP_MARKER_V3 if template in (RENDER_TEMPLATE, RENDER_TEMPLATE_V4,
+                                         RENDER_TEMPLATE_V3) else GAP_MARKER
 
 
 def excerpt_body(data: bytes, ranges: Sequence[Range], template: str = RENDER_TEMPLATE) -> str:

@@ -24,9 +24,10 @@ room left is spent on lines beside the opened windows, in their files, at no hea
 gap cost (:mod:`ctxbench.compiler.fill`, which also holds the closing step that keeps
 headers and separators within ``HEADER_SHARE`` of the packet where a line still fits).
 
-Costs are counted per added piece with the index's tokenizer (header, gap marker and
-text), then the whole packet is recounted exactly and trimmed from the last action if a
-tokenizer is not additive across pieces, so the budget is never exceeded.
+Costs are counted per added piece with the index's tokenizer (the header as rendered,
+with its template-v5 label; gap marker; text), then the whole packet is recounted exactly
+and trimmed from the last action if a tokenizer is not additive across pieces, so the
+budget is never exceeded.
 """
 
 from __future__ import annotations
@@ -127,8 +128,10 @@ class _Packet:
         self.smallest_rejected: int | None = None
 
     def excerpt(self, position: int, ranges: tuple[Range, ...]) -> Excerpt:
+        """The excerpt with its v5 label for this packet's budget (what its header names)."""
         a = self.index.artifact_at(position)
-        return Excerpt(a.artifact_id, a.path, a.classification, a.blake3, ranges)
+        return Excerpt(a.artifact_id, a.path, a.classification, a.blake3, ranges,
+                       self.index.label(position, self.budget))
 
     def cost(self, position: int, ranges: tuple[Range, ...]) -> int:
         """Exact tokens of the excerpt's header plus its body (body counts are cached)."""
