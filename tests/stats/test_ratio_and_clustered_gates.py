@@ -133,24 +133,3 @@ def test_many_units_path_gives_each_resample_its_own_draws(
     np.testing.assert_array_equal(got, want)
     batched = resampled_totals(sums, rng=np.random.default_rng(11), n_resamples=37)
     np.testing.assert_array_equal(batched, want)
-
-
-@pytest.mark.parametrize("threads", [1, 2, 3, 4])
-def test_batched_path_in_threads_gives_the_bits_of_one_thread(
-        threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Real-valued totals: the threads split at whole batches, so every batch has the
-    # same rows, draws and product as in one thread and the bits agree, not just the sums.
-    rng = np.random.default_rng(6)
-    sums = rng.lognormal(3.0, 1.0, (400, 5))
-    monkeypatch.setattr(ratio_savings, "_THREADED_ELEMENTS", 1)
-    monkeypatch.setattr(ratio_savings, "_threads", lambda n_resamples: 1)
-    one = resampled_totals(sums, rng=np.random.default_rng(3), n_resamples=203,
-                           batch_elements=400 * 20)
-    monkeypatch.setattr(ratio_savings, "_threads", lambda n_resamples: threads)
-    split = resampled_totals(sums, rng=np.random.default_rng(3), n_resamples=203,
-                             batch_elements=400 * 20)
-    np.testing.assert_array_equal(split, one)
-    want = _reference_totals(np.round(sums), 3, 203)
-    got = resampled_totals(np.round(sums), rng=np.random.default_rng(3), n_resamples=203,
-                           batch_elements=400 * 20)
-    np.testing.assert_array_equal(got, want)

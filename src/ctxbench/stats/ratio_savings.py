@@ -38,7 +38,6 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,12 +61,9 @@ PARTS = 5
 _BATCH_ELEMENTS = 1 << 18
 # Resamples per matrix product when the units are too many for a batch of that size.
 _PRODUCT_ROWS = 16
-# Threads for both paths (numpy releases the GIL while drawing, casting and multiplying);
-# each holds its own buffers.
+# Threads for that path (numpy releases the GIL while drawing, counting and multiplying);
+# each holds a (_PRODUCT_ROWS x units) count matrix.
 _MAX_THREADS = 4
-# The batched path runs in threads from this many draws (below it, starting threads
-# costs more than it saves).
-_THREADED_ELEMENTS = 1 << 21
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +106,9 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     The draws are those of :func:`ctxbench.stats.bootstrap.bootstrap_totals` for one
     stratum (one child stream spawned from ``rng``, ``floor(uniform * n)`` per unit), so
     its percentile intervals and the studentized ones can come from the same resamples;
-    the result does not depend on ``batch_elements``. From ``_THREADED_ELEMENTS`` draws
-    the resamples are split over up to ``_MAX_THREADS`` threads (whole batches each) on
-    exactly advanced copies of the stream (PCG64 only), which changes no draw and no bit.
+    the result does not depend on ``batch_elements``. With many units the resamples are
+    split over up to ``_MAX_THREADS`` threads on exactly advanced copies of the stream
+    (PCG64 only), which changes no draw.
     """
     arr = np.asarray(sums, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] < 1:
@@ -126,17 +122,21 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     out = np.empty((n_resamples, arr.shape[1]), dtype=np.float64)
     batch = max(1, min(n_resamples, max(4, batch_elements // n)))
     if batch >= _PRODUCT_ROWS or batch == n_resamples:
-        batches = -(-n_resamples // batch)
-        threads = _threads(n_resamples) if batches * batch * n >= _THREADED_ELEMENTS else 1
-        bits = gen.bit_generator
-        if threads == 1 or not isinstance(bits, np.random.PCG64):
-            _batches(arr, out, gen, 0, n_resamples, batch)
-            return out
-        # Whole batches per thread, each on the stream advanced to its first resample:
-        # every batch has the rows, draws and product it has in one thread.
-        per = -(-batches // threads) * batch
-        _in_threads(bits, n, n_resamples, per,
-                    lambda a, b, g: _batches(arr, out, g, a, b, batch))
+        # One set of buffers for every batch (the arrays are the same size each time).
+        uniform = np.empty((batch, n), dtype=np.float64)
+        index = np.empty((batch, n), dtype=np.int64)
+        counts = np.empty((batch, n), dtype=np.float64)
+        offsets = np.arange(batch, dtype=np.int64)[:, None] * n
+        for start in range(0, n_resamples, batch):
+            rows = min(batch, n_resamples - start)
+            scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
+            gen.random(out=scaled)
+            # n * u cast to int in one pass: truncation, the floor of these values >= 0.
+            np.multiply(scaled, n, out=draws, casting="unsafe")
+            np.minimum(draws, n - 1, out=draws)
+            draws += offsets[:rows]
+            weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
+            out[start : start + rows] = weights @ arr
         return out
     # Many units: each resample's draws go into reused buffers and the product runs over
     # _PRODUCT_ROWS resamples at once, so the (units x columns) sums are read once per
@@ -149,47 +149,19 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
         # Only PCG64 (every ctxbench stream) can be advanced exactly; others run in one.
         _fill(arr, out, gen, 0, n_resamples)
     else:
-        per = -(-n_resamples // _threads(n_resamples))
-        _in_threads(bits, n, n_resamples, per, lambda a, b, g: _fill(arr, out, g, a, b))
+        share = -(-n_resamples // _threads(n_resamples))
+        jobs = []
+        for a in range(0, n_resamples, share):
+            ahead = copy.deepcopy(bits)
+            ahead.advance(a * n)
+            jobs.append((np.random.Generator(ahead), a, min(a + share, n_resamples)))
+        from concurrent.futures import ThreadPoolExecutor  # only on this path
+
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            # result() re-raises a worker's error (a MemoryError) here.
+            for done in [pool.submit(_fill, arr, out, *job) for job in jobs]:
+                done.result()
     return out
-
-
-def _in_threads(bits: np.random.PCG64, n: int, n_resamples: int, per: int,
-                work: Callable[[int, int, np.random.Generator], None]) -> None:
-    """Run ``work(start, stop, stream at start)`` over the resamples, ``per`` at a time."""
-    jobs = []
-    for a in range(0, n_resamples, per):
-        ahead = copy.deepcopy(bits)
-        ahead.advance(a * n)  # one 64-bit draw per uniform double, n per resample
-        jobs.append((a, min(a + per, n_resamples), np.random.Generator(ahead)))
-    from concurrent.futures import ThreadPoolExecutor  # only on these paths
-
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        # result() re-raises a worker's error (a MemoryError) here.
-        for done in [pool.submit(work, *job) for job in jobs]:
-            done.result()
-
-
-def _batches(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
-             stop: int, batch: int) -> None:
-    """Totals of resamples ``start`` to ``stop`` (``start`` a multiple of ``batch``), in
-    batches of ``batch`` resamples; ``gen`` is at ``start``."""
-    n = arr.shape[0]
-    # One set of buffers for every batch (the arrays are the same size each time).
-    uniform = np.empty((batch, n), dtype=np.float64)
-    index = np.empty((batch, n), dtype=np.int64)
-    counts = np.empty((batch, n), dtype=np.float64)
-    offsets = np.arange(batch, dtype=np.int64)[:, None] * n
-    for first in range(start, stop, batch):
-        rows = min(batch, stop - first)
-        scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
-        gen.random(out=scaled)
-        # n * u cast to int in one pass: truncation, the floor of these values >= 0.
-        np.multiply(scaled, n, out=draws, casting="unsafe")
-        np.minimum(draws, n - 1, out=draws)
-        draws += offsets[:rows]
-        weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
-        out[first : first + rows] = weights @ arr
 
 
 def _threads(n_resamples: int) -> int:
