@@ -13,13 +13,16 @@ import pytest
 
 from ctxbench.core import iter_jsonl, sha256_hex
 from ctxbench.runner.demo_bfcl import run_bfcl_demo
-from ctxbench.runner.providers.llamacpp import TOOL_CALL_MODE
 from ctxbench.workloads import load_bfcl, parse_calls
 
 pytestmark = pytest.mark.local_model
 
 
 def test_demo_bfcl_slice_on_the_embedded_model(embedded_gguf: Path, tmp_path: Path) -> None:
+    # Imported here: the module loads llama_cpp, and without ctxbench[local] the fixture
+    # skips this test rather than the file failing to collect.
+    from ctxbench.runner.providers.llamacpp import TOOL_CALL_MODE
+
     lines: list[str] = []
     result = run_bfcl_demo(tmp_path / "demo", provider="llamacpp", replicates=1, tasks=2,
                            say=lines.append)
