@@ -539,3 +539,16 @@ def test_the_fast_decoder_agrees_with_the_strict_one(text: str) -> None:
 def test_the_fast_decoder_leaves_what_it_cannot_prove_to_the_strict_one(text: str) -> None:
     assert _outcome(lambda t: loads_strict(t, path="t.json", line=3), text) == \
         _outcome(_strict_only, text)
+
+
+def test_many_numbers_just_under_the_token_limit_are_read_in_linear_time() -> None:
+    # Each 4,300-digit number is allowed; the over-long-run guard must not rescan a run
+    # from each of its characters (that made this 2.6 MB line take minutes).
+    from ctxbench.core.jsonl import _LONG_NUMBER
+
+    run = "1" * 4300
+    text = "[" + ",".join([run] * 600) + "]"
+    assert _LONG_NUMBER.search(text) is None
+    assert _LONG_NUMBER.search("[" + run + "1]") is not None
+    assert _LONG_NUMBER.search('["x' + run + '1"]') is not None
+    assert _LONG_NUMBER.search("[-" + run + "]") is not None
