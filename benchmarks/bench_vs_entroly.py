@@ -42,23 +42,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_cef import write_trials  # the same file bench_cef.py analyzes
 
 ANALYZER_PATH = "benchmarks/context_efficiency_frontier.py"
 TARGET_RATIO = 30.0
-
-
-def write_trials(path: Path, tasks: int) -> int:
-    """The benchmark file: ``tasks`` x 4 conditions in Entroly's format (as bench_cef.py)."""
-    conditions = {
-        "native_compaction": ConditionEffect(context_ratio=0.8),
-        "entroly": ConditionEffect(context_ratio=0.5, commit=True),
-        "combined": ConditionEffect(context_ratio=0.4, failure_rate=0.02, commit=True),
-    }
-    lines = [json.dumps(record) for record in
-             generate_records(conditions=conditions, tasks=tasks, seed=1)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return len(lines)
 
 
 def extract_analyzer(gitdir: str, dest: Path) -> tuple[Path, str]:
