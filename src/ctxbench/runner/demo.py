@@ -30,12 +30,12 @@ from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter
 from ctxbench.runner.experiment import RunSummary, run_loaded, tokenizer_name
 from ctxbench.runner.reports import eceb_verdicts, write_prereg
 from ctxbench.runner.scheduler import condition_names, run_ladder
-from ctxbench.runner.spec import load_spec
-from ctxbench.runner.workload import load_workload
+from ctxbench.runner.spec import ExperimentSpec, load_spec
+from ctxbench.runner.workload import Workload, load_workload
 
-__all__ = ["LOW_BASELINE", "BaselineSummary", "DemoResult", "HandbookPaths",
+__all__ = ["LOW_BASELINE", "BaselineSummary", "DemoPlan", "DemoResult", "HandbookPaths",
            "baseline_summary", "demo_spec_text", "embedded_model_status", "handbook_paths",
-           "run_demo"]
+           "plan_demo", "run_demo"]
 
 DEMO_NAME = "demo-handbook"
 # Replicates sample at this temperature, each trial with its own seed (derived from the
@@ -192,6 +192,39 @@ def write_demo_spec(out: Path, name: str, text: str) -> tuple[Path, bool]:
     return spec_path, resume
 
 
+@dataclass(frozen=True, slots=True)
+class DemoPlan:
+    """A demo's spec (written, or kept when resuming), workload, conditions and labels."""
+
+    spec_path: Path
+    resume: bool
+    spec: ExperimentSpec
+    workload: Workload
+    names: list[str]
+    labels: tuple[str, ...]
+
+
+def plan_demo(out: Path, spec_name: str, spec_text: str, *, provider: str,
+              reason: str | None, replicates: int) -> DemoPlan:
+    """Write (or keep) a demo's spec and its preregistration; the fixture labels."""
+    spec_path, resume = write_demo_spec(out, spec_name, spec_text)
+    spec = load_spec(spec_path)
+    workload = load_workload(spec.workload)
+    names = condition_names(spec, run_ladder(workload))
+    prereg_path = out / "demo-prereg.json"
+    if not prereg_path.exists():
+        # A synthetic workload (the handbook) shows the pipeline, not a product claim, so
+        # the preregistration says so before any trial is run.
+        write_prereg(prereg_path, baseline="full_permitted_context", conditions=names,
+                     claims=[n for n in names if n.startswith("compiled@")],
+                     replicates=replicates, seed=spec.seed,
+                     conformance_workloads=[workload.name] if workload.synthetic else [])
+    labels = () if provider != "fixture" else (
+        f"conformance fixture: the embedded model was not available ({reason})" if reason
+        else "conformance fixture: the fixture provider was requested",)
+    return DemoPlan(spec_path, resume, spec, workload, names, labels)
+
+
 def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
              max_output_tokens: int = 24, concurrency: int = 2, show_progress: bool = False,
              say: Callable[[str], None] = print, tasks: int | None = None) -> DemoResult:
@@ -203,30 +236,18 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
     started = time.perf_counter()
     out = Path(output)
     provider, reason = choose_provider(provider, say)
-    spec_path, resume = write_demo_spec(
-        out, "demo.toml",
-        demo_spec_text(provider, replicates, max_output_tokens, concurrency, tasks))
-    spec = load_spec(spec_path)
-    workload = load_workload(spec.workload)
-    names = condition_names(spec, run_ladder(workload))
-    prereg_path = out / "demo-prereg.json"
-    if not prereg_path.exists():
-        # The handbook is synthetic: its results show the pipeline, not a product claim,
-        # so the preregistration says so before any trial is run.
-        write_prereg(prereg_path, baseline="full_permitted_context", conditions=names,
-                     claims=[n for n in names if n.startswith("compiled@")],
-                     replicates=replicates, seed=spec.seed,
-                     conformance_workloads=[workload.name] if workload.synthetic else [])
-    labels = [] if provider != "fixture" else [
-        f"conformance fixture: the embedded model was not available ({reason})" if reason
-        else "conformance fixture: the fixture provider was requested"]
+    plan = plan_demo(out, "demo.toml",
+                     demo_spec_text(provider, replicates, max_output_tokens, concurrency,
+                                    tasks),
+                     provider=provider, reason=reason, replicates=replicates)
+    spec_path, spec, workload, names = plan.spec_path, plan.spec, plan.workload, plan.names
     say(f"demo: {len(workload.tasks)} tasks x {len(names)} conditions x {replicates} "
         f"replicates on {provider}; writing to {out}")
     if provider != "fixture":
         say(f"demo: replicates sample at temperature {DEMO_TEMPERATURE:g}, each trial with "
             "its own seed, so they measure how much the answers vary")
-    summary = run_loaded(spec, resume=resume, show_progress=show_progress,
-                         spec_arg=str(spec_path), labels=labels)
+    summary = run_loaded(spec, resume=plan.resume, show_progress=show_progress,
+                         spec_arg=str(spec_path), labels=list(plan.labels))
     seed_conformance = tuple(_seed_conformance(out))
     # The spec names the run folder "run" under the demo folder; the pages name their
     # inputs as the user named the demo folder.

@@ -31,13 +31,9 @@ from ctxbench.runner.demo import (
     DemoResult,
     baseline_summary,
     choose_provider,
-    write_demo_spec,
+    plan_demo,
 )
 from ctxbench.runner.experiment import run_loaded
-from ctxbench.runner.reports import write_prereg
-from ctxbench.runner.scheduler import condition_names, run_ladder
-from ctxbench.runner.spec import load_spec
-from ctxbench.runner.workload import load_workload
 
 __all__ = ["DEMO_BUDGETS", "DEMO_CATEGORY", "DEMO_OFFSET", "DEMO_TASKS", "DEV_SLICE",
            "bfcl_demo_spec_text", "run_bfcl_demo"]
@@ -99,20 +95,11 @@ def run_bfcl_demo(output: str | Path, *, provider: str | None = None, replicates
     skipped = entroly_status()
     if skipped:
         say(f"NOTE: the entroly condition is skipped: {skipped}")
-    spec_path, resume = write_demo_spec(
-        out, "demo-bfcl.toml",
-        bfcl_demo_spec_text(provider, replicates, tasks=tasks, entroly=skipped is None))
-    spec = load_spec(spec_path)
-    workload = load_workload(spec.workload)
-    names = condition_names(spec, run_ladder(workload))
-    prereg_path = out / "demo-prereg.json"
-    if not prereg_path.exists():
-        write_prereg(prereg_path, baseline="full_permitted_context", conditions=names,
-                     claims=[n for n in names if n.startswith("compiled@")],
-                     replicates=replicates, seed=spec.seed, conformance_workloads=[])
-    labels = [] if provider != "fixture" else [
-        f"conformance fixture: the embedded model was not available ({reason})" if reason
-        else "conformance fixture: the fixture provider was requested"]
+    plan = plan_demo(out, "demo-bfcl.toml",
+                     bfcl_demo_spec_text(provider, replicates, tasks=tasks,
+                                         entroly=skipped is None),
+                     provider=provider, reason=reason, replicates=replicates)
+    spec_path, spec, workload, names = plan.spec_path, plan.spec, plan.workload, plan.names
     ids = [t.task_id for t in workload.tasks]
     say(f"demo bfcl: {len(ids)} tasks of bfcl:{DEMO_CATEGORY} ({ids[0]} to {ids[-1]}; the "
         f"development slice was tasks 0-9, never these) x {len(names)} conditions x "
@@ -121,8 +108,8 @@ def run_bfcl_demo(output: str | Path, *, provider: str | None = None, replicates
         say("demo bfcl: tool calls are grammar-constrained to the schemas sent in each "
             f"trial; replicates sample at temperature {DEMO_TEMPERATURE:g}, each trial with "
             "its own seed")
-    summary = run_loaded(spec, resume=resume, show_progress=show_progress,
-                         spec_arg=str(spec_path), labels=labels)
+    summary = run_loaded(spec, resume=plan.resume, show_progress=show_progress,
+                         spec_arg=str(spec_path), labels=list(plan.labels))
     pages = () if summary.interrupted else tuple(_html_pages(out / summary.output.name))
     trials = summary.output / "trials.jsonl"
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,
