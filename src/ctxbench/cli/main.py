@@ -45,6 +45,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "Render report JSON files or run directories as one self-contained HTML page."),
     "calibrate": ("ctxbench.cli.calibrate", "calibrate",
                   "Measure each gate's false-pass rate and interval coverage by simulation."),
+    "plan": ("ctxbench.cli.plan", "plan",
+             "Tasks a CEF quality gate needs for 80% and 90% power (exact or simulated)."),
 }
 # Kept for callers that list the modules (module, attribute).
 COMMAND_MODULES: tuple[tuple[str, str], ...] = tuple(

@@ -1,0 +1,64 @@
+"""``ctxbench plan``: how many tasks a CEF quality gate needs for a target power."""
+
+from __future__ import annotations
+
+import click
+
+from ctxbench.core.errors import InputError
+
+__all__ = ["plan"]
+
+
+@click.command("plan")
+@click.option("--scores", type=click.Choice(["binary", "continuous"]), required=True,
+              help="Binary (0/1) task scores, or continuous scores in [0, 1].")
+@click.option("--margin", type=float, default=0.01, show_default=True,
+              help="The quality tolerance: the change must be shown above -margin.")
+@click.option("--difference", type=float, default=0.0, show_default=True,
+              help="The expected true mean change per pair (candidate - baseline).")
+@click.option("--discordance", type=float,
+              help="Binary: the expected share of pairs whose scores differ.")
+@click.option("--sd", type=float, help="Continuous: the spread of one task's mean change.")
+@click.option("--replicate-sd", type=float, default=0.0, show_default=True,
+              help="Continuous: the spread of one replicate's change about its task's.")
+@click.option("--replicates", type=int, default=1, show_default=True,
+              help="Replicates per task.")
+@click.option("--level", type=float, default=0.95, show_default=True,
+              help="Two-sided interval level (the gate is one-sided at (1 - level) / 2).")
+@click.option("--power", "powers", type=float, multiple=True,
+              help="Target power (repeatable; default 0.8 and 0.9).")
+@click.option("--replications", type=int, default=2000, show_default=True,
+              help="Simulated studies per size (designs without an exact power).")
+@click.option("--seed", type=click.IntRange(min=0), default=20261201, show_default=True,
+              help="Seed of the simulation's named random streams.")
+@click.option("--max-tasks", type=int, default=5000, show_default=True,
+              help="Search no further than this many tasks.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the ctxbench.plan.v1 JSON instead of text.")
+def plan(scores: str, margin: float, difference: float, discordance: float | None,
+         sd: float | None, replicate_sd: float, replicates: int, level: float,
+         powers: tuple[float, ...], replications: int, seed: int, max_tasks: int,
+         as_json: bool) -> None:
+    """Tasks for 80% and 90% power of the H1-H3 gate: exact for binary pairs, else simulated.
+
+    \b
+    Example:
+      ctxbench plan --scores binary --margin 0.05 --discordance 0.2
+    """
+    from ctxbench.core.atomic import report_json_bytes
+    from ctxbench.protocols.cef.planning import Design, plan_study
+    from ctxbench.render.plan import plan_text
+
+    try:
+        design = Design(scores="binary" if scores == "binary" else "continuous",
+                        margin=margin, difference=difference, level=level,
+                        replicates=replicates, discordance=discordance, sd=sd,
+                        replicate_sd=replicate_sd if scores == "continuous" else 0.0)
+        result = plan_study(design, powers=powers or (0.8, 0.9), replications=replications,
+                            seed=seed, max_tasks=max_tasks)
+    except ValueError as exc:
+        raise InputError(f"plan: {exc}") from exc
+    if as_json:
+        click.echo(report_json_bytes(result.to_json()).decode("utf-8"), nl=False)
+        return
+    click.echo(plan_text(result), nl=False)

@@ -1,0 +1,254 @@
+"""Study planning for the CEF quality gates (H1-H3): tasks needed for a target power.
+
+:func:`plan_study` finds the number of tasks at which the gate's own one-sided test
+(the test :mod:`ctxbench.protocols.cef.compare` decides H1-H3 with, at the score
+scale's bounds) shows non-inferiority with the target probability, for a design:
+
+* ``binary`` scores, one replicate: the exact power, summed over the multinomial
+  distribution of gains and losses (:func:`ctxbench.stats.planning.exact_binary_power`),
+  with the gate evaluated on each count it needs;
+* anything else (continuous scores, or replicates): simulated studies on a named random
+  stream of the seed, with the Monte-Carlo standard error of the power reported.
+
+A simulated continuous task draws its change as ``difference + sd * N(0, 1)`` and each
+replicate's as that plus ``replicate_sd * N(0, 1)``, clipped to the change's scale
+[-1, 1] (the design is refused where the clip would move the mean: ``|difference| + 4
+* sqrt(sd^2 + replicate_sd^2) > 1``). Binary replicates are independent pairs with the
+same gain and loss probabilities. The search is :func:`ctxbench.stats.planning.
+smallest_n`, started at the normal approximation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ctxbench.core.rng import derive_rng
+from ctxbench.protocols.cef.compare import GATED
+from ctxbench.stats.planning import exact_binary_power, normal_tasks, smallest_n
+from ctxbench.stats.score import score_test
+
+__all__ = ["PLAN_SCHEMA", "Design", "PowerTarget", "StudyPlan", "binary_gate",
+           "gate_passes", "plan_study", "simulated_power"]
+
+PLAN_SCHEMA = "ctxbench.plan.v1"
+MIN_TASKS = 10
+"""The CEF floor of paired units (a preregistration may not go below it)."""
+_BOUNDS = next(bounds for stat, _num, _den, bounds in GATED if stat == "task_score_delta")
+Scores = Literal["binary", "continuous"]
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    """What the study is expected to look like; changes are candidate minus baseline."""
+
+    scores: Scores
+    margin: float
+    """The tolerance: the mean change must be shown above ``-margin``."""
+    difference: float
+    """The expected true mean change per pair."""
+    level: float = 0.95
+    replicates: int = 1
+    discordance: float | None = None
+    """Binary: the share of pairs whose two scores differ."""
+    sd: float | None = None
+    """Continuous: the spread of one task's mean change."""
+    replicate_sd: float = 0.0
+    """Continuous: the spread of one replicate's change about its task's."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.margin < 1.0:
+            raise ValueError(f"margin: expected a number in [0, 1), got {self.margin!r}")
+        if not 0.0 < self.level < 1.0:
+            raise ValueError(f"level: expected a number in (0, 1), got {self.level!r}")
+        if not -1.0 < self.difference < 1.0:
+            raise ValueError(f"difference: expected a number in (-1, 1), got "
+                             f"{self.difference!r}")
+        if self.replicates < 1:
+            raise ValueError(f"replicates: expected an integer >= 1, got {self.replicates!r}")
+        if self.scores == "binary":
+            self._check_binary()
+        else:
+            self._check_continuous()
+
+    def _check_binary(self) -> None:
+        d = self.discordance
+        if d is None or not 0.0 < d <= 1.0:
+            raise ValueError(f"discordance: expected a share of pairs in (0, 1] for binary "
+                             f"scores, got {d!r}")
+        if self.sd is not None:
+            raise ValueError("sd: expected no spread for binary scores (give discordance)")
+        if abs(self.difference) > d:
+            raise ValueError(f"difference: expected at most the discordance {d:g} in size "
+                             f"(a change needs discordant pairs), got {self.difference:g}")
+
+    def _check_continuous(self) -> None:
+        if self.discordance is not None:
+            raise ValueError("discordance: expected none for continuous scores (give sd)")
+        sd = self.sd
+        if sd is None or not 0.0 < sd < 1.0:
+            raise ValueError(f"sd: expected a spread in (0, 1) for continuous scores, "
+                             f"got {sd!r}")
+        if not 0.0 <= self.replicate_sd < 1.0:
+            raise ValueError(f"replicate_sd: expected a number in [0, 1), got "
+                             f"{self.replicate_sd!r}")
+        if abs(self.difference) + 4.0 * math.hypot(sd, self.replicate_sd) > 1.0:
+            raise ValueError("sd: expected a spread the change's scale [-1, 1] can hold "
+                             "(|difference| + 4 * sqrt(sd^2 + replicate_sd^2) <= 1)")
+
+    @property
+    def exact(self) -> bool:
+        """Binary scores with one replicate: the power is computed exactly."""
+        return self.scores == "binary" and self.replicates == 1
+
+    @property
+    def task_sd(self) -> float:
+        """The spread of one task's mean change (the normal approximation's sd)."""
+        if self.scores == "binary":
+            assert self.discordance is not None
+            return math.sqrt(max(self.discordance - self.difference**2, 0.0)
+                             / self.replicates)
+        assert self.sd is not None
+        return math.sqrt(self.sd**2 + self.replicate_sd**2 / self.replicates)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scores": self.scores, "margin": self.margin, "difference": self.difference,
+                "level": self.level, "replicates": self.replicates,
+                "discordance": self.discordance, "sd": self.sd,
+                "replicate_sd": self.replicate_sd if self.scores == "continuous" else None}
+
+
+@dataclass(frozen=True, slots=True)
+class PowerTarget:
+    """The tasks found for one target power (None: not reached within ``max_tasks``)."""
+
+    target: float
+    tasks: int | None
+    power: float | None
+    """The power at ``tasks``: exact, or simulated."""
+    mc_se: float | None
+    """The Monte-Carlo standard error of ``power`` (None when exact)."""
+    normal_approximation: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "tasks": self.tasks, "power": self.power,
+                "mc_se": self.mc_se, "normal_approximation": self.normal_approximation}
+
+
+@dataclass(frozen=True, slots=True)
+class StudyPlan:
+    """A design and the tasks it needs per target power."""
+
+    design: Design
+    method: Literal["exact", "simulated"]
+    targets: tuple[PowerTarget, ...]
+    max_tasks: int
+    replications: int | None
+    seed: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema_version": PLAN_SCHEMA, "design": self.design.to_json(),
+                "method": self.method, "replications": self.replications,
+                "seed": self.seed, "max_tasks": self.max_tasks,
+                "targets": [t.to_json() for t in self.targets]}
+
+
+def _degenerate(num: NDArray[np.float64], den: NDArray[np.float64]) -> bool:
+    """Every cluster carries the same ratio: no gate passes (as in the score interval)."""
+    estimate = float(num.sum()) / float(den.sum())
+    scale = max(1.0, float(np.abs(num).max()))
+    return bool(np.all(np.abs(num - estimate * den) <= 1e-12 * scale))
+
+
+def gate_passes(num: NDArray[np.float64], den: NDArray[np.float64], *, margin: float,
+                level: float) -> bool:
+    """H1's decision on clusters (summed changes ``num`` over ``den`` pairs each)."""
+    if _degenerate(num, den):
+        return False
+    return score_test(num, den, -margin, level=level, bounds=_BOUNDS).shows_greater
+
+
+def binary_gate(margin: float, level: float) -> Callable[[int, int, int], bool]:
+    """H1's decision on ``n`` binary pairs of which ``gains`` rose and ``losses`` fell."""
+    def passes(gains: int, losses: int, n: int) -> bool:
+        num = np.zeros(n)
+        num[:gains] = 1.0
+        num[gains:gains + losses] = -1.0
+        return gate_passes(num, np.ones(n), margin=margin, level=level)
+
+    return passes
+
+
+def _draw(design: Design, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """One study's summed change per task (over its replicates)."""
+    r = design.replicates
+    if design.scores == "binary":
+        assert design.discordance is not None
+        p_gain = (design.discordance + design.difference) / 2.0
+        u = rng.random((n, r))
+        change = np.where(u < p_gain, 1.0, np.where(u < design.discordance, -1.0, 0.0))
+    else:
+        assert design.sd is not None
+        task = design.difference + design.sd * rng.standard_normal(n)
+        change = task[:, None] + design.replicate_sd * rng.standard_normal((n, r))
+        change = np.clip(change, -1.0, 1.0)
+    return np.asarray(change.sum(axis=1), dtype=np.float64)
+
+
+def simulated_power(design: Design, n: int, *, replications: int,
+                    rng: np.random.Generator) -> float:
+    """The share of ``replications`` simulated studies of ``n`` tasks whose gate passes."""
+    den = np.full(n, float(design.replicates))
+    passed = sum(gate_passes(_draw(design, n, rng), den, margin=design.margin,
+                             level=design.level) for _ in range(replications))
+    return passed / replications
+
+
+def plan_study(design: Design, *, powers: tuple[float, ...] = (0.8, 0.9),
+               replications: int = 2000, seed: int = 20261201,
+               max_tasks: int = 5000) -> StudyPlan:
+    """The tasks ``design`` needs for each target power (see the module docstring)."""
+    if not powers or any(not 0.0 < p < 1.0 for p in powers):
+        raise ValueError(f"powers: expected target powers in (0, 1), got {list(powers)!r}")
+    if replications < 100:
+        raise ValueError(f"replications: expected at least 100, got {replications!r}")
+    if max_tasks < MIN_TASKS:
+        raise ValueError(f"max_tasks: expected at least {MIN_TASKS}, got {max_tasks!r}")
+    cache: dict[int, float] = {}
+    if design.exact:
+        assert design.discordance is not None
+        p_gain = (design.discordance + design.difference) / 2.0
+        p_loss = design.discordance - p_gain
+        passes = binary_gate(design.margin, design.level)
+
+        def power_at(n: int) -> float:
+            if n not in cache:
+                cache[n] = exact_binary_power(n, p_gain, p_loss, passes)
+            return cache[n]
+    else:
+        def power_at(n: int) -> float:
+            # One stream per n: the same n gives the same power whatever else is asked.
+            if n not in cache:
+                rng = derive_rng(seed, "plan", str(n))
+                cache[n] = simulated_power(design, n, replications=replications, rng=rng)
+            return cache[n]
+
+    targets = []
+    for target in powers:
+        approx = normal_tasks(-design.margin, design.difference, design.task_sd,
+                              level=design.level, power=target)
+        found = None if approx is None else smallest_n(
+            power_at, target, start=max(MIN_TASKS, approx), n_min=MIN_TASKS, n_max=max_tasks)
+        tasks, power = (None, None) if found is None else found
+        se = None
+        if power is not None and not design.exact:
+            se = math.sqrt(power * (1.0 - power) / replications)
+        targets.append(PowerTarget(target, tasks, power, se, approx))
+    return StudyPlan(design, "exact" if design.exact else "simulated", tuple(targets),
+                     max_tasks, None if design.exact else replications,
+                     None if design.exact else seed)

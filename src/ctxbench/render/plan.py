@@ -1,0 +1,73 @@
+"""A study plan (``ctxbench.plan.v1``) in words, and the preregistration table that records it."""
+
+from __future__ import annotations
+
+from ctxbench.protocols.cef.planning import StudyPlan
+
+__all__ = ["plan_text", "prereg_table"]
+
+
+def _design_line(plan: StudyPlan) -> str:
+    d = plan.design
+    reps = f"{d.replicates} replicate{'s' if d.replicates != 1 else ''} per task"
+    if d.scores == "binary":
+        spread = f"{d.discordance:.4g} of pairs discordant"
+    else:
+        spread = f"task sd {d.sd:.4g}"
+        if d.replicate_sd:
+            spread += f", replicate sd {d.replicate_sd:.4g}"
+    return (f"design: {d.scores} scores, {reps}, {spread}; expected change "
+            f"{d.difference:+.4g}; margin {d.margin:.4g} (the change must be shown above "
+            f"{-d.margin:.4g}) at one-sided {(1 - d.level) / 2:.4g}")
+
+
+def plan_text(plan: StudyPlan) -> str:
+    """The plan in a few lines: the design, the method, the tasks per target power."""
+    if plan.method == "exact":
+        method = "method: exact power of the H1-H3 gate's test, summed over every count"
+    else:
+        method = (f"method: {plan.replications} simulated studies per size through the "
+                  f"H1-H3 gate's test (seed {plan.seed}); MC SE = Monte-Carlo standard error")
+    lines = [_design_line(plan), method]
+    for t in plan.targets:
+        approx = ("none" if t.normal_approximation is None
+                  else f"{t.normal_approximation}")
+        if t.tasks is None or t.power is None:
+            why = ("the expected change is not above the margin"
+                   if t.normal_approximation is None
+                   else f"not reached within {plan.max_tasks} tasks")
+            lines.append(f"  {t.target:.0%} power: {why} (normal approximation {approx})")
+            continue
+        shown = f"power {t.power:.2%}" if t.mc_se is None else \
+            f"simulated power {t.power:.1%}, MC SE {t.mc_se:.1%}"
+        lines.append(f"  {t.target:.0%} power: {t.tasks} tasks ({shown}; normal "
+                     f"approximation {approx})")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def prereg_table(plan: StudyPlan, target: float) -> str | None:
+    """The ``[plan]`` table of a CEF preregistration for one target (None: not reached)."""
+    chosen = next((t for t in plan.targets if t.target == target), None)
+    if chosen is None or chosen.tasks is None:
+        return None
+    d = plan.design
+    rows: list[tuple[str, object]] = [("scores", d.scores), ("margin", d.margin),
+                                      ("level", d.level), ("replicates", d.replicates),
+                                      ("difference", d.difference)]
+    if d.scores == "binary":
+        assert d.discordance is not None
+        rows.append(("discordance", d.discordance))
+    else:
+        assert d.sd is not None
+        rows += [("sd", d.sd), ("replicate_sd", d.replicate_sd)]
+    rows += [("power", target), ("tasks", chosen.tasks), ("method", plan.method)]
+    if plan.method == "simulated":
+        assert plan.replications is not None and plan.seed is not None
+        rows += [("replications", plan.replications), ("seed", plan.seed)]
+    return "[plan]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in rows)
