@@ -11,12 +11,13 @@ from ctxbench.cli.main import cli
 from ctxbench.schemas import validator
 
 
-def test_plan_prints_tasks_per_power(
+def test_plan_prints_tasks_per_power_and_the_prereg_table(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert run_guarded(cli, ["plan", "--scores", "binary", "--margin", "0.2",
                              "--discordance", "0.4"]) == 0
     out = capsys.readouterr().out
     assert "80% power: " in out and "90% power: " in out and "exact power" in out
+    assert "[plan]\nscores = \"binary\"\nmargin = 0.2\n" in out and 'method = "exact"' in out
 
 
 def test_plan_json_names_its_schema(capsys: pytest.CaptureFixture[str]) -> None:

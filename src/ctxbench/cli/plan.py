@@ -47,7 +47,7 @@ def plan(scores: str, margin: float, difference: float, discordance: float | Non
     """
     from ctxbench.core.atomic import report_json_bytes
     from ctxbench.protocols.cef.planning import Design, plan_study
-    from ctxbench.render.plan import plan_text
+    from ctxbench.render.plan import plan_text, prereg_table
 
     try:
         design = Design(scores="binary" if scores == "binary" else "continuous",
@@ -62,3 +62,6 @@ def plan(scores: str, margin: float, difference: float, discordance: float | Non
         click.echo(report_json_bytes(result.to_json()).decode("utf-8"), nl=False)
         return
     click.echo(plan_text(result), nl=False)
+    table = prereg_table(result, result.targets[0].target)
+    if table is not None:
+        click.echo("\nto record the first target in a CEF preregistration:\n" + table, nl=False)

@@ -22,6 +22,7 @@ from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.limits import MAX_COUNT
 from ctxbench.core.tomlfile import load_toml_lines
+from ctxbench.protocols.cef.prereg_plan import PlanRecord, parse_plan
 from ctxbench.protocols.cef.rules import CONDITION_SLUG, CONDITION_SLUG_TEXT
 
 __all__ = [
@@ -111,6 +112,8 @@ class Preregistration:
     min_paired_units: int = 10
     exclusions: tuple[Exclusion, ...] = ()
     conformance_workloads: tuple[str, ...] = ()
+    plan: PlanRecord | None = None
+    """The study plan the preregistration was sized by (docs/planning.md), if recorded."""
     source: str = "protocol_defaults"
 
     def min_savings_for(self, workload: str) -> float:
@@ -126,8 +129,12 @@ class Preregistration:
         }
 
     def normalized(self) -> dict[str, Any]:
-        """Every setting with defaults filled in, in a fixed order (the digested form)."""
-        return {
+        """Every setting with defaults filled in, in a fixed order (the digested form).
+
+        ``plan`` is written only when recorded, so a preregistration without one keeps
+        the digest it had before plans existed.
+        """
+        out: dict[str, Any] = {
             "schema_version": PREREG_SCHEMA,
             "protocol_version": self.protocol_version,
             "baseline": self.baseline,
@@ -145,6 +152,9 @@ class Preregistration:
             "exclusions": [e.as_dict() for e in self.exclusions],
             "conformance_workloads": list(self.conformance_workloads),
         }
+        if self.plan is not None:
+            out["plan"] = self.plan.as_dict()
+        return out
 
     def digest(self) -> str:
         """BLAKE3 of the RFC 8785 JSON of :meth:`normalized`."""
@@ -217,7 +227,7 @@ _KEYS = frozenset({
     "schema_version", "protocol_version", "baseline", "conditions", "claims", "replicates",
     "quality_tolerance", "min_savings", "failure_scores", "confidence_level",
     "bootstrap_samples", "seed", "resampling_unit", "min_paired_units", "exclusions",
-    "conformance_workloads",
+    "conformance_workloads", "plan",
 })
 
 
@@ -245,18 +255,21 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
     base = Preregistration()
     scores = _failure_scores(f)
     exclusions = _exclusions(f)
+    replicates = f.integer("replicates", minimum=1, maximum=MAX_REPLICATES, optional=True)
+    tolerance = _num(f, "quality_tolerance", base.quality_tolerance, 0, 1)
+    level = _level(f) if f.has("confidence_level") else base.confidence_level
     return Preregistration(
         protocol_version=protocol,
         baseline=baseline,
         conditions=conditions,
         claims=claims,
-        replicates=f.integer("replicates", minimum=1, maximum=MAX_REPLICATES, optional=True),
-        quality_tolerance=_num(f, "quality_tolerance", base.quality_tolerance, 0, 1),
+        replicates=replicates,
+        quality_tolerance=tolerance,
         min_savings=_min_savings(f),
         failure_task_score=scores[0],
         failure_evidence_recall=scores[1],
         failure_unsupported_claim_rate=scores[2],
-        confidence_level=_level(f) if f.has("confidence_level") else base.confidence_level,
+        confidence_level=level,
         bootstrap_samples=_int(f, "bootstrap_samples", base.bootstrap_samples,
                                MIN_BOOTSTRAP_SAMPLES, MAX_BOOTSTRAP_SAMPLES),
         seed=_int(f, "seed", base.seed, 0, MAX_COUNT),
@@ -266,6 +279,7 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
                               MIN_PAIRED_UNITS_FLOOR, MAX_COUNT),
         exclusions=exclusions,
         conformance_workloads=_workloads(f, "conformance_workloads"),
+        plan=parse_plan(f, tolerance=tolerance, level=level, replicates=replicates),
         source="file",
     )
 
