@@ -18,6 +18,7 @@ from ctxbench.protocols.cef.model import (
     OperatingPoint,
     Stratum,
 )
+from ctxbench.render.outcomes import outcome_line
 
 __all__ = ["render_markdown"]
 
@@ -95,7 +96,8 @@ def _reasons(comparisons: Sequence[Comparison]) -> list[str]:
     out = []
     for c in comparisons:
         if c.reasons:
-            out.append(f"- **{c.condition}: NO CLAIM**")
+            why = outcome_line(c)
+            out.append(f"- **{c.condition}: NO CLAIM**" + ("" if why is None else f": {why}"))
             out += [f"  - {reason}" for reason in c.reasons]
         else:
             out.append(f"- {c.condition}: all four hypotheses pass with "

@@ -22,11 +22,20 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ctxbench.protocols.cef.compare import ConditionResult
-from ctxbench.protocols.cef.model_blocks import Confirmation, GatedStatistic, Hypothesis
+from ctxbench.protocols.cef.compare import ConditionResult, Gate
+from ctxbench.protocols.cef.model_blocks import (
+    Confirmation,
+    GatedStatistic,
+    Hypothesis,
+    Outcome,
+)
 from ctxbench.protocols.cef.prereg import Preregistration
+from ctxbench.stats.planning import normal_tasks
 
-__all__ = ["HYPOTHESES", "Judgement", "decide_aggregate", "judge"]
+__all__ = ["HYPOTHESES", "OUTCOME_POWER", "Judgement", "classify", "decide_aggregate", "judge"]
+
+OUTCOME_POWER = 0.8
+"""The power an inconclusive hypothesis's ``tasks_needed`` is for."""
 
 # (id, name, statistic, bound, comparison)
 HYPOTHESES: tuple[tuple[Literal["H1", "H2", "H3", "H4"], str, GatedStatistic,
@@ -61,6 +70,42 @@ def _threshold(stat: str, prereg: Preregistration, min_savings: float) -> float:
     if stat == "unsupported_claim_rate_delta":
         return prereg.quality_tolerance
     return -prereg.quality_tolerance
+
+
+def classify(gate: Gate, side: Literal["lower", "upper"], threshold: float,
+             level: float) -> Outcome:
+    """What a failed gate's interval showed about its margin (unrounded values).
+
+    ``loss_shown`` when the interval lies wholly beyond the threshold, ``inconclusive``
+    when it straddles it (or clears it while the test at the threshold does not: then no
+    supported margin is given), ``not_evaluable`` without an interval. For an inconclusive
+    gate, the planner's normal approximation (:func:`ctxbench.stats.planning.
+    normal_tasks`) gives the tasks the declared threshold needs for ``OUTCOME_POWER`` if
+    the truth were the estimate, with the spread the gate itself saw: the distance from
+    the estimate to the bound times sqrt(clusters) over the critical value (so the
+    gate's own conservatism is carried over).
+    """
+    interval = gate.interval
+    bound = interval.low if side == "lower" else interval.high
+    far = interval.high if side == "lower" else interval.low
+    if bound is None or far is None or interval.degenerate:
+        return Outcome("not_evaluable", None, None, OUTCOME_POWER)
+    sign = 1.0 if side == "lower" else -1.0
+    if gate.confirm_low is not None and side == "lower":
+        bound = min(bound, gate.confirm_low)  # H4 needs both of its bounds
+    if sign * (far - threshold) < 0:
+        return Outcome("loss_shown", bound, None, OUTCOME_POWER)
+    if sign * (bound - threshold) >= 0:
+        # The interval clears the threshold but the test at the threshold does not (the
+        # two can disagree at few clusters): no margin is shown supported.
+        return Outcome("inconclusive", None, None, OUTCOME_POWER)
+    distance = sign * (interval.estimate - bound)
+    tasks = None
+    if distance > 0 and math.isfinite(gate.test.critical) and gate.test.critical > 0:
+        sd = distance * math.sqrt(interval.n_clusters) / gate.test.critical
+        tasks = normal_tasks(sign * threshold, sign * interval.estimate, sd, level=level,
+                             power=OUTCOME_POWER)
+    return Outcome("inconclusive", bound, tasks, OUTCOME_POWER)
 
 
 def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) -> Judgement:
@@ -100,7 +145,9 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
                             else None),
             critical_value=gate.test.critical if math.isfinite(gate.test.critical) else None,
             evaluable=bound is not None and not gate.interval.degenerate,
-            passed=gate.passed, confirmation=confirmation))
+            passed=gate.passed, confirmation=confirmation,
+            outcome=None if gate.passed else classify(gate, side, threshold,
+                                                      prereg.confidence_level)))
     # The minimum applies to units in which both sides succeeded: a pair with a failure
     # is credited zero reduction, so the reduction estimate rests on the others alone.
     enough = result.evaluable_units >= prereg.min_paired_units

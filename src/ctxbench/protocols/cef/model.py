@@ -37,6 +37,7 @@ from ctxbench.protocols.cef.model_blocks import (
     FailedPairs,
     Hypothesis,
     OperatingPoint,
+    Outcome,
     StratumComparison,
     StratumKey,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "Inputs",
     "Methodology",
     "OperatingPoint",
+    "Outcome",
     "OverriddenScores",
     "PreregistrationRecord",
     "Protocol",

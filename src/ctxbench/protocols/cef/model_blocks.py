@@ -26,6 +26,7 @@ __all__ = [
     "FailedPairs",
     "Hypothesis",
     "OperatingPoint",
+    "Outcome",
     "StratumComparison",
     "StratumKey",
     "claim_name",
@@ -126,6 +127,37 @@ class Confirmation:
                    node.on("bound_value"), node.b("passed"))
 
 
+OutcomeKind = Literal["loss_shown", "inconclusive", "not_evaluable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Why a hypothesis was not shown: what the interval did show about its margin.
+
+    ``loss_shown``: the interval lies wholly beyond the margin; ``inconclusive``: it
+    straddles the margin; ``not_evaluable``: the data cannot give the interval.
+    ``supported_margin`` is the gate's bound, the strictest margin this study could
+    have supported; ``tasks_needed`` (inconclusive only) is about how many tasks the
+    declared margin needs for ``power`` if the truth were the estimate and the spread
+    as observed (None: the estimate itself is beyond the margin).
+    """
+
+    kind: OutcomeKind
+    supported_margin: float | None
+    tasks_needed: int | None
+    power: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "supported_margin": rnd_or_none(self.supported_margin),
+                "tasks_needed": self.tasks_needed, "power": rnd(self.power)}
+
+    @classmethod
+    def from_json(cls, node: Node) -> Outcome:
+        closed(node, ("kind", "supported_margin", "tasks_needed", "power"))
+        return cls(choice(node, "kind", ("loss_shown", "inconclusive", "not_evaluable")),
+                   node.on("supported_margin"), node.oi("tasks_needed"), node.n("power"))
+
+
 @dataclass(frozen=True, slots=True)
 class Hypothesis:
     """One of H1-H4 as decided by its score test (``passed`` is the gate's outcome)."""
@@ -145,8 +177,10 @@ class Hypothesis:
     passed: bool
     confirmation: Confirmation | None = None
     """H4 only."""
+    outcome: Outcome | None = None
+    """Failed hypotheses only (absent in reports written before outcomes existed)."""
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("confirmation",)
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("confirmation", "outcome")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -158,15 +192,18 @@ class Hypothesis:
             "passed": self.passed}
         if self.confirmation is not None:
             out["confirmation"] = self.confirmation.to_json()
+        if self.outcome is not None:
+            out["outcome"] = self.outcome.to_json()
         return out
 
     @classmethod
     def from_json(cls, node: Node) -> Hypothesis:
         closed(node, ("id", "name", "statistic", "bound", "bound_value", "comparison",
                       "threshold", "passed", "method", "test_statistic", "critical_value",
-                      "evaluable", "confirmation"))
+                      "evaluable", "confirmation", "outcome"))
         # Absent for H1-H3; when present it must be an object (null is not "absent").
         confirmation = node.at("confirmation") if "confirmation" in node.value else None
+        outcome = node.at("outcome") if "outcome" in node.value else None
         return cls(
             id=choice(node, "id", ("H1", "H2", "H3", "H4")), name=node.s("name"),
             statistic=choice(node, "statistic", GATED_STATISTICS),
@@ -175,7 +212,8 @@ class Hypothesis:
             threshold=node.n("threshold"), method=choice(node, "method", ("score",)),
             test_statistic=node.on("test_statistic"), critical_value=node.on("critical_value"),
             evaluable=node.b("evaluable"), passed=node.b("passed"),
-            confirmation=None if confirmation is None else Confirmation.from_json(confirmation))
+            confirmation=None if confirmation is None else Confirmation.from_json(confirmation),
+            outcome=None if outcome is None else Outcome.from_json(outcome))
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from ctxbench.protocols.cef.model import (
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, ScatterPoint, forest, scatter
 from ctxbench.render.html.svg import Ids, esc
+from ctxbench.render.outcomes import outcome_line
 
 __all__ = ["cef_sections", "cef_summary"]
 
@@ -215,11 +216,17 @@ def _block_tables(block: Block, level: str) -> str:
           _iv(c, "cost_reduction", _pct), _iv(c, "latency_reduction", _pct)]
          for c in block.comparisons], caption="Secondary reductions")
     reasons = "".join(
-        f"<li><strong>{esc(c.condition)}: NO CLAIM</strong><ul>"
+        f"<li><strong>{esc(c.condition)}: NO CLAIM</strong>{_why(c)}<ul>"
         + "".join(f"<li>{esc(r)}</li>" for r in c.reasons) + "</ul></li>" if c.reasons else
         f"<li>{esc(c.condition)}: all four hypotheses pass with {c.paired_units} paired "
         "units</li>" for c in block.comparisons)
     return points + paired + secondary + f"<h3>Claims</h3><ul>{reasons}</ul>"
+
+
+def _why(c: Comparison) -> str:
+    """The NO CLAIM line's reason per failed hypothesis (render.outcomes), escaped."""
+    line = outcome_line(c)
+    return "" if line is None else f": {esc(line)}"
 
 
 def _block(ids: Ids, block: Block, baseline: str, level: str) -> Section:
