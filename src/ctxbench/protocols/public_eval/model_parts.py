@@ -41,6 +41,7 @@ __all__ = [
     "NotGating",
     "PerResolved",
     "Quality",
+    "QualityOutcome",
     "ResolveRate",
     "RunsPerTask",
     "TokenBreakdown",
@@ -296,6 +297,35 @@ class NotGating:
 
 
 @dataclass(frozen=True, slots=True)
+class QualityOutcome:
+    """Why the quality gate was not shown non-inferior: what its interval showed.
+
+    ``loss_shown``: the interval lies wholly below ``-margin_pp``; ``inconclusive``: it
+    straddles it, with ``supported_margin_pp`` (the margin this study could have
+    supported: minus the lower bound) and ``instances_needed``, about how many instances
+    the declared margin needs for ``power`` if the truth were the estimate (None: the
+    estimate is itself beyond the margin).
+    """
+
+    kind: Literal["loss_shown", "inconclusive"]
+    supported_margin_pp: float
+    instances_needed: int | None
+    power: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind,
+                "supported_margin_pp": rounded(self.supported_margin_pp, 4),
+                "instances_needed": self.instances_needed, "power": self.power}
+
+    @classmethod
+    def from_json(cls, node: Node) -> QualityOutcome:
+        only(node, ("kind", "supported_margin_pp", "instances_needed", "power"))
+        return cls(kind=node.at("kind").one_of(("loss_shown", "inconclusive")),
+                   supported_margin_pp=node.n("supported_margin_pp"),
+                   instances_needed=node.oi("instances_needed"), power=node.n("power"))
+
+
+@dataclass(frozen=True, slots=True)
 class Quality:
     """The resolve-rate delta, its gating score interval and the flags read from it.
 
@@ -317,9 +347,11 @@ class Quality:
     recovered_cells: ChangedCells
     mcnemar_p: float
     not_gating: NotGating
+    outcome: QualityOutcome | None = None
+    """Absent when non-inferior, and in reports written before outcomes existed."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "resolved_delta_pp": rounded(self.resolved_delta_pp, 4),
             "gate_ci_pp": rounded_bounds(self.gate_ci_pp, 4),
             "gate_method": self.gate_method,
@@ -335,13 +367,17 @@ class Quality:
             "mcnemar_p": significant(self.mcnemar_p, 6),
             "not_gating": self.not_gating.to_json(),
         }
+        if self.outcome is not None:
+            out["outcome"] = self.outcome.to_json()
+        return out
 
     @classmethod
     def from_json(cls, node: Node) -> Quality:
         only(node, ("resolved_delta_pp", "gate_ci_pp", "gate_method", "design_effect",
                     "margin_pp", "non_inferior", "shows_loss", "non_inferiority_gate",
                     "regressions", "recoveries", "regressed_cells", "recovered_cells",
-                    "mcnemar_p", "not_gating"))
+                    "mcnemar_p", "not_gating", "outcome"))
+        outcome = node.at("outcome") if "outcome" in node.value else None
         return cls(
             resolved_delta_pp=node.n("resolved_delta_pp"),
             gate_ci_pp=strict_bounds(node.at("gate_ci_pp")), gate_method=node.s("gate_method"),
@@ -351,7 +387,8 @@ class Quality:
             regressions=node.i("regressions"), recoveries=node.i("recoveries"),
             regressed_cells=ChangedCells.from_json(node.at("regressed_cells")),
             recovered_cells=ChangedCells.from_json(node.at("recovered_cells")),
-            mcnemar_p=node.n("mcnemar_p"), not_gating=NotGating.from_json(node.at("not_gating")))
+            mcnemar_p=node.n("mcnemar_p"), not_gating=NotGating.from_json(node.at("not_gating")),
+            outcome=None if outcome is None else QualityOutcome.from_json(outcome))
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,8 @@ reader can open the instances that changed without the listing growing with the 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -26,10 +28,12 @@ from ctxbench.protocols.public_eval.model_parts import (
     ChangedCells,
     NotGating,
     Quality,
+    QualityOutcome,
 )
 from ctxbench.protocols.public_eval.pairing import PairedCells
 from ctxbench.protocols.public_eval.settings import Settings
 from ctxbench.stats.bootstrap import BootstrapEstimate
+from ctxbench.stats.planning import normal_tasks
 from ctxbench.stats.proportions import (
     clustered_tango_interval,
     mcnemar_exact,
@@ -37,7 +41,10 @@ from ctxbench.stats.proportions import (
     tango_paired_interval,
 )
 
-__all__ = ["GATE_METHODS", "LISTED_CELLS", "quality_section"]
+__all__ = ["GATE_METHODS", "LISTED_CELLS", "OUTCOME_POWER", "quality_section"]
+
+OUTCOME_POWER = 0.8
+"""The power an inconclusive gate's ``instances_needed`` is for."""
 
 LISTED_CELLS = 1000
 """At most this many regressed (and recovered) cells are listed by id; all are counted."""
@@ -93,14 +100,16 @@ def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEsti
             np.bincount(cells.instance, minlength=k).astype(np.int64), level=level)
         low, high, design_effect = clustered.low, clustered.high, clustered.design_effect
     estimate = 100.0 * (recoveries - regressions) / cells.cells
+    non_inferior = bool(100.0 * low >= -margin)
+    shows_loss = bool(100.0 * high < -margin)
     return Quality(
         resolved_delta_pp=float(estimate),
         gate_ci_pp=(float(100.0 * low), float(100.0 * high)),
         gate_method=GATE_METHODS[single_runs],
         design_effect=None if design_effect is None else float(design_effect),
         margin_pp=margin,
-        non_inferior=bool(100.0 * low >= -margin),
-        shows_loss=bool(100.0 * high < -margin),
+        non_inferior=non_inferior,
+        shows_loss=shows_loss,
         non_inferiority_gate="lower bound of gate_ci_pp >= -margin_pp",
         regressions=regressions,
         recoveries=recoveries,
@@ -116,4 +125,27 @@ def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEsti
             point_estimate_criterion="older criterion (resolved_delta_pp >= -margin_pp), "
                                      "kept only for comparison with existing reports",
         ),
+        outcome=None if non_inferior else _outcome(
+            float(estimate), float(100.0 * low), shows_loss, margin, cells.tasks, level),
     )
+
+
+def _outcome(estimate: float, low: float, shows_loss: bool, margin: float, instances: int,
+             level: float) -> QualityOutcome:
+    """What the gate's interval showed about ``-margin`` (pp); see :class:`QualityOutcome`.
+
+    The instances needed come from the planner's normal approximation with the spread
+    the gate saw: the distance from the estimate to the lower bound times
+    sqrt(instances) over the normal quantile Tango's interval uses.
+    """
+    if shows_loss:
+        return QualityOutcome("loss_shown", -low, None, OUTCOME_POWER)
+    from statistics import NormalDist  # here: statistics imports fractions and decimal
+
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    distance = estimate - low
+    needed = None
+    if distance > 0:
+        needed = normal_tasks(-margin, estimate, distance * math.sqrt(instances) / z,
+                              level=level, power=OUTCOME_POWER)
+    return QualityOutcome("inconclusive", -low, needed, OUTCOME_POWER)

@@ -93,6 +93,16 @@ def _quality_text(quality: Quality, level: str) -> str:
     if quality.not_gating.point_estimate_within_margin:
         text += (f"; the point estimate ({quality.resolved_delta_pp:.1f} pp) is within "
                  "the margin, which the older point-estimate criterion would have accepted")
+    outcome = quality.outcome
+    if outcome is not None and outcome.kind == "inconclusive":
+        text += (f"; inconclusive: this study supports a margin of "
+                 f"{outcome.supported_margin_pp:.2f} pp")
+        if outcome.instances_needed is None:
+            text += (f"; the estimate is itself beyond -{margin:g} pp, so more instances "
+                     "are not expected to show it")
+        else:
+            text += (f"; about {outcome.instances_needed} instances for -{margin:g} pp at "
+                     f"{outcome.power * 100:g}% power if the truth were the estimate")
     return text
 
 
