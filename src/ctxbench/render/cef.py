@@ -19,6 +19,7 @@ from ctxbench.protocols.cef.model import (
     Stratum,
 )
 from ctxbench.render.outcomes import outcome_line
+from ctxbench.render.plan import recorded_plan_line
 
 __all__ = ["render_markdown"]
 
@@ -201,6 +202,8 @@ def _methodology(report: CefReport, level: str, report_name: str) -> list[str]:
     out = ["## Methodology", ""]
     out += [
         f"- Preregistration: {p.source} (BLAKE3 `{p.digest_blake3}`)",
+        *([f"- Study plan (preregistered): {plan}"] if (plan := recorded_plan_line(
+            p.document, report.aggregate.tasks)) is not None else []),
         f"- Conditions: {', '.join(m.conditions)} ({_SOURCE[m.conditions_source]}); "
         f"claimed: {', '.join(m.claimed_conditions)}",
         f"- Gates: {m.gate_method}",

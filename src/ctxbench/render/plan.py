@@ -1,10 +1,14 @@
-"""A study plan (``ctxbench.plan.v1``) in words, and the preregistration table that records it."""
+"""A study plan (``ctxbench.plan.v1``) in words, the preregistration table that records
+it, and the recorded plan as a report shows it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ctxbench.protocols.cef.planning import StudyPlan
 
-__all__ = ["plan_text", "prereg_table"]
+__all__ = ["plan_text", "prereg_table", "recorded_plan_line"]
 
 
 def _design_line(plan: StudyPlan) -> str:
@@ -71,3 +75,21 @@ def prereg_table(plan: StudyPlan, target: float) -> str | None:
         assert plan.replications is not None and plan.seed is not None
         rows += [("replications", plan.replications), ("seed", plan.seed)]
     return "[plan]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in rows)
+
+
+def recorded_plan_line(document: Mapping[str, Any], tasks: int) -> str | None:
+    """The preregistered plan beside the tasks analyzed (None: no plan was recorded).
+
+    ``document`` is the normalized preregistration a report embeds; ``tasks`` the
+    aggregate's task count. Only what the report holds is shown.
+    """
+    plan = document.get("plan")
+    if not isinstance(plan, Mapping):
+        return None
+    spread = (f"discordance {plan.get('discordance')}" if plan.get("scores") == "binary"
+              else f"task sd {plan.get('sd')}, replicate sd {plan.get('replicate_sd')}")
+    power = plan.get("power")
+    shown = f"{power * 100:g}%" if isinstance(power, int | float) else str(power)
+    return (f"{plan.get('tasks')} tasks for {shown} power ({plan.get('method')}; "
+            f"{plan.get('scores')} scores, {spread}, expected change "
+            f"{plan.get('difference')}); {tasks} tasks analyzed")

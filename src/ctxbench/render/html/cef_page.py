@@ -16,6 +16,7 @@ from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, ScatterPoint, forest, scatter
 from ctxbench.render.html.svg import Ids, esc
 from ctxbench.render.outcomes import outcome_line
+from ctxbench.render.plan import recorded_plan_line
 
 __all__ = ["cef_sections", "cef_summary"]
 
@@ -62,6 +63,9 @@ def _method_lines(report: CefReport) -> list[tuple[str, str]]:
     """The preregistration, then every plain member of the methodology in written order."""
     prereg = report.preregistration
     out = [("preregistration", f"{prereg.source} (BLAKE3 {prereg.digest_blake3})")]
+    plan = recorded_plan_line(prereg.document, report.aggregate.tasks)
+    if plan is not None:
+        out.append(("study plan (preregistered)", esc(plan)))
     for key, value in _plain(report.methodology):
         if isinstance(value, list):
             shown = ", ".join(value) or "none"
