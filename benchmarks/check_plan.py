@@ -16,7 +16,7 @@ import numpy as np
 
 from ctxbench.core.rng import derive_rng
 from ctxbench.protocols.cef.compare import COLUMNS, GATED, Margins, _gate
-from ctxbench.protocols.cef.planning import Design, plan_study
+from ctxbench.protocols.cef.planning import StudyDesign, plan_study
 
 _H1 = next(g for g in GATED if g[0] == "task_score_delta")
 
@@ -29,7 +29,7 @@ def _passes(change: np.ndarray, pairs: float, margin: float) -> bool:
     return _gate(sums, stat, num, den, bounds, 0.95, Margins(margin, 0.0)).passed
 
 
-def _independent(design: Design, n: int, replications: int) -> float:
+def _independent(design: StudyDesign, n: int, replications: int) -> float:
     rng = derive_rng(99, "check_plan", design.scores, str(n))
     hits = 0
     decided: dict[tuple[int, int], bool] = {}
@@ -63,9 +63,9 @@ def main() -> None:
                              "distinct count, so cheap)")
     args = parser.parse_args()
     designs = [
-        Design("binary", margin=0.05, difference=0.0, discordance=0.2),
-        Design("binary", margin=0.1, difference=0.02, discordance=0.3),
-        Design("continuous", margin=0.05, difference=0.0, sd=0.15, replicates=3,
+        StudyDesign("binary", margin=0.05, difference=0.0, discordance=0.2),
+        StudyDesign("binary", margin=0.1, difference=0.02, discordance=0.3),
+        StudyDesign("continuous", margin=0.05, difference=0.0, sd=0.15, replicates=3,
                replicate_sd=0.1),
     ]
     print("| design | method | tasks (80%) | plan power | independent rate (studies) | "

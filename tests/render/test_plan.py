@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.protocols.cef.api import analyze_files
-from ctxbench.protocols.cef.planning import Design, plan_study
+from ctxbench.protocols.cef.planning import StudyDesign, plan_study
 from ctxbench.render.cef import render_markdown
 from ctxbench.render.html import render_html
 from ctxbench.render.plan import plan_text, prereg_table
@@ -30,12 +30,12 @@ method = "exact"
 
 
 def test_plan_text_says_not_reached_and_beyond_the_margin() -> None:
-    far = plan_study(Design("binary", margin=0.01, difference=0.0, discordance=0.1),
+    far = plan_study(StudyDesign("binary", margin=0.01, difference=0.0, discordance=0.1),
                      powers=(0.8,), max_tasks=200)
     assert "80% power: not reached within 200 tasks (normal approximation 7849)" in \
         plan_text(far)
     assert prereg_table(far, 0.8) is None
-    beyond = plan_study(Design("binary", margin=0.01, difference=-0.02, discordance=0.1),
+    beyond = plan_study(StudyDesign("binary", margin=0.01, difference=-0.02, discordance=0.1),
                         powers=(0.9,))
     assert ("90% power: the expected change is not above the margin (normal "
             "approximation none)") in plan_text(beyond)

@@ -46,11 +46,11 @@ def plan(scores: str, margin: float, difference: float, discordance: float | Non
       ctxbench plan --scores binary --margin 0.05 --discordance 0.2
     """
     from ctxbench.core.atomic import report_json_bytes
-    from ctxbench.protocols.cef.planning import Design, plan_study
+    from ctxbench.protocols.cef.planning import StudyDesign, plan_study
     from ctxbench.render.plan import plan_text, prereg_table
 
     try:
-        design = Design(scores="binary" if scores == "binary" else "continuous",
+        design = StudyDesign(scores="binary" if scores == "binary" else "continuous",
                         margin=margin, difference=difference, level=level,
                         replicates=replicates, discordance=discordance, sd=sd,
                         replicate_sd=replicate_sd if scores == "continuous" else 0.0)

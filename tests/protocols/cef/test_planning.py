@@ -10,7 +10,7 @@ import pytest
 from ctxbench.core.rng import derive_rng
 from ctxbench.protocols.cef.compare import COLUMNS, GATED, Margins, _gate
 from ctxbench.protocols.cef.planning import (
-    Design,
+    StudyDesign,
     binary_gate,
     gate_passes,
     plan_study,
@@ -68,7 +68,7 @@ def test_exact_binary_power_agrees_with_simulating_the_gate() -> None:
 def test_simulated_power_agrees_with_an_independent_simulation() -> None:
     # Continuous changes, 2 replicates: the planner's simulation against another draw
     # (different stream, its own generator code) decided by compare._gate.
-    design = Design("continuous", margin=0.05, difference=0.0, sd=0.12, replicates=2,
+    design = StudyDesign("continuous", margin=0.05, difference=0.0, sd=0.12, replicates=2,
                     replicate_sd=0.05)
     n, reps = 40, 400
     planned = simulated_power(design, n, replications=reps, rng=derive_rng(1, "a"))
@@ -85,7 +85,7 @@ def test_simulated_power_agrees_with_an_independent_simulation() -> None:
 
 
 def test_exact_plan_is_the_first_size_reaching_each_target() -> None:
-    design = Design("binary", margin=0.2, difference=0.0, discordance=0.4)
+    design = StudyDesign("binary", margin=0.2, difference=0.0, discordance=0.4)
     plan = plan_study(design, powers=(0.8, 0.9))
     passes = binary_gate(0.2, 0.95)
     assert plan.method == "exact" and plan.replications is None
@@ -98,7 +98,7 @@ def test_exact_plan_is_the_first_size_reaching_each_target() -> None:
 
 
 def test_simulated_plan_states_its_monte_carlo_error_and_is_reproducible() -> None:
-    design = Design("binary", margin=0.2, difference=0.0, discordance=0.4, replicates=2)
+    design = StudyDesign("binary", margin=0.2, difference=0.0, discordance=0.4, replicates=2)
     first = plan_study(design, powers=(0.8,), replications=200, seed=5)
     again = plan_study(design, powers=(0.8,), replications=200, seed=5)
     assert first == again and first.method == "simulated"
@@ -109,7 +109,7 @@ def test_simulated_plan_states_its_monte_carlo_error_and_is_reproducible() -> No
 
 
 def test_a_change_beyond_the_margin_needs_no_number_of_tasks() -> None:
-    plan = plan_study(Design("binary", margin=0.05, difference=-0.06, discordance=0.2))
+    plan = plan_study(StudyDesign("binary", margin=0.05, difference=-0.06, discordance=0.2))
     assert all(t.tasks is None and t.normal_approximation is None for t in plan.targets)
 
 
@@ -125,4 +125,4 @@ def test_designs_the_planner_cannot_hold_are_refused(kwargs: dict[str, object],
     args: dict[str, object] = {"margin": 0.05, "difference": 0.0, **kwargs}
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[").replace("]", r"\]")):
-        Design(**args)  # type: ignore[arg-type]
+        StudyDesign(**args)  # type: ignore[arg-type]

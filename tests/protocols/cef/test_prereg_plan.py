@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ctxbench.core.errors import InputError
-from ctxbench.protocols.cef.planning import Design, plan_study
+from ctxbench.protocols.cef.planning import StudyDesign, plan_study
 from ctxbench.protocols.cef.prereg import load_preregistration, parse_preregistration
 from ctxbench.render.plan import prereg_table
 from ctxbench.schemas import validator
@@ -25,7 +25,7 @@ def _doc(**plan: object) -> dict[str, Any]:
 
 
 def test_the_printed_table_is_read_back_as_the_plan(tmp_path: Path) -> None:
-    result = plan_study(Design("binary", margin=0.2, difference=0.0, discordance=0.4))
+    result = plan_study(StudyDesign("binary", margin=0.2, difference=0.0, discordance=0.4))
     table = prereg_table(result, 0.8)
     assert table is not None
     path = tmp_path / "p.toml"

@@ -4,6 +4,7 @@
     report = analyze_files(["trials.jsonl"], prereg_path="prereg.toml")   # a CefReport
     report.aggregate, report.to_json()
     CefReport.from_json(Node("report.json", "", document))                 # read one back
+    plan_study(StudyDesign("binary", margin=0.05, difference=0.0, discordance=0.2))
 
 Names are imported from their modules on first use, so reading and rendering a report
 (:mod:`ctxbench.protocols.cef.model`) does not import the analysis and numpy.
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         write_report,
     )
     from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.cef.planning import StudyDesign, StudyPlan, plan_study
     from ctxbench.protocols.cef.prereg import (
         Preregistration,
         default_preregistration,
@@ -34,12 +36,15 @@ __all__ = [
     "REPORT_SCHEMA",
     "CefReport",
     "Preregistration",
+    "StudyDesign",
+    "StudyPlan",
     "Trial",
     "analyze",
     "analyze_files",
     "default_preregistration",
     "load_preregistration",
     "load_settings",
+    "plan_study",
     "read_table",
     "read_trials",
     "validate_trials",
@@ -50,12 +55,15 @@ _WHERE = {
     "REPORT_SCHEMA": "report",
     "CefReport": "model",
     "Preregistration": "prereg",
+    "StudyDesign": "planning",
+    "StudyPlan": "planning",
     "Trial": "records",
     "analyze": "analysis",
     "analyze_files": "api",
     "default_preregistration": "prereg",
     "load_preregistration": "prereg",
     "load_settings": "api",
+    "plan_study": "planning",
     "read_table": "api",
     "read_trials": "records",
     "validate_trials": "records",

@@ -33,8 +33,16 @@ from ctxbench.protocols.cef.compare import GATED
 from ctxbench.stats.planning import exact_binary_power, normal_tasks, smallest_n
 from ctxbench.stats.score import score_test
 
-__all__ = ["PLAN_SCHEMA", "Design", "PowerTarget", "StudyPlan", "binary_gate",
-           "gate_passes", "plan_study", "simulated_power"]
+__all__ = [
+    "PLAN_SCHEMA",
+    "PowerTarget",
+    "StudyDesign",
+    "StudyPlan",
+    "binary_gate",
+    "gate_passes",
+    "plan_study",
+    "simulated_power",
+]
 
 PLAN_SCHEMA = "ctxbench.plan.v1"
 MIN_TASKS = 10
@@ -44,7 +52,7 @@ Scores = Literal["binary", "continuous"]
 
 
 @dataclass(frozen=True, slots=True)
-class Design:
+class StudyDesign:
     """What the study is expected to look like; changes are candidate minus baseline."""
 
     scores: Scores
@@ -144,7 +152,7 @@ class PowerTarget:
 class StudyPlan:
     """A design and the tasks it needs per target power."""
 
-    design: Design
+    design: StudyDesign
     method: Literal["exact", "simulated"]
     targets: tuple[PowerTarget, ...]
     max_tasks: int
@@ -184,7 +192,7 @@ def binary_gate(margin: float, level: float) -> Callable[[int, int, int], bool]:
     return passes
 
 
-def _draw(design: Design, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+def _draw(design: StudyDesign, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """One study's summed change per task (over its replicates)."""
     r = design.replicates
     if design.scores == "binary":
@@ -200,7 +208,7 @@ def _draw(design: Design, n: int, rng: np.random.Generator) -> NDArray[np.float6
     return np.asarray(change.sum(axis=1), dtype=np.float64)
 
 
-def simulated_power(design: Design, n: int, *, replications: int,
+def simulated_power(design: StudyDesign, n: int, *, replications: int,
                     rng: np.random.Generator) -> float:
     """The share of ``replications`` simulated studies of ``n`` tasks whose gate passes."""
     den = np.full(n, float(design.replicates))
@@ -209,7 +217,7 @@ def simulated_power(design: Design, n: int, *, replications: int,
     return passed / replications
 
 
-def plan_study(design: Design, *, powers: tuple[float, ...] = (0.8, 0.9),
+def plan_study(design: StudyDesign, *, powers: tuple[float, ...] = (0.8, 0.9),
                replications: int = 2000, seed: int = 20261201,
                max_tasks: int = 5000) -> StudyPlan:
     """The tasks ``design`` needs for each target power (see the module docstring)."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxbench.core.fields import Fields
 from ctxbench.core.limits import MAX_COUNT
-from ctxbench.protocols.cef.planning import MIN_TASKS, Design
+from ctxbench.protocols.cef.planning import MIN_TASKS, StudyDesign
 
 __all__ = ["PlanRecord", "parse_plan"]
 
@@ -29,7 +29,7 @@ _SIMULATED = ("replications", "seed")
 class PlanRecord:
     """The design, the target power and the tasks the plan found for it."""
 
-    design: Design
+    design: StudyDesign
     power: float
     tasks: int
     method: str
@@ -77,7 +77,7 @@ def parse_plan(f: Fields, *, tolerance: float, level: float,
         sub.fail("method", '"simulated" (the power is exact only for binary scores with '
                  "one replicate)", method)
     try:
-        design = Design(
+        design = StudyDesign(
             scores="binary" if scores == "binary" else "continuous", margin=margin,
             difference=sub.req_number("difference", minimum=-1, maximum=1), level=plan_level,
             replicates=reps,
