@@ -18,6 +18,9 @@ __all__ = ["plan"]
               help="The expected true mean change per pair (candidate - baseline).")
 @click.option("--discordance", type=float,
               help="Binary: the expected share of pairs whose scores differ.")
+@click.option("--fragile-share", type=float, default=1.0, show_default=True,
+              help="Binary: the share of tasks whose pairs can differ at all (replicates of "
+                   "a task then move together; 1: every pair alike).")
 @click.option("--sd", type=float, help="Continuous: the spread of one task's mean change.")
 @click.option("--replicate-sd", type=float, default=0.0, show_default=True,
               help="Continuous: the spread of one replicate's change about its task's.")
@@ -36,7 +39,7 @@ __all__ = ["plan"]
 @click.option("--json", "as_json", is_flag=True,
               help="Print the ctxbench.plan.v1 JSON instead of text.")
 def plan(scores: str, margin: float, difference: float, discordance: float | None,
-         sd: float | None, replicate_sd: float, replicates: int, level: float,
+         fragile_share: float, sd: float | None, replicate_sd: float, replicates: int, level: float,
          powers: tuple[float, ...], replications: int, seed: int, max_tasks: int,
          as_json: bool) -> None:
     """Tasks for 80% and 90% power of the H1-H3 gate: exact for binary pairs, else simulated.
@@ -53,7 +56,8 @@ def plan(scores: str, margin: float, difference: float, discordance: float | Non
         design = StudyDesign(scores="binary" if scores == "binary" else "continuous",
                         margin=margin, difference=difference, level=level,
                         replicates=replicates, discordance=discordance, sd=sd,
-                        replicate_sd=replicate_sd if scores == "continuous" else 0.0)
+                        replicate_sd=replicate_sd if scores == "continuous" else 0.0,
+                        fragile_share=fragile_share)
         result = plan_study(design, powers=powers or (0.8, 0.9), replications=replications,
                             seed=seed, max_tasks=max_tasks)
     except ValueError as exc:

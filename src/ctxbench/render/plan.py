@@ -16,6 +16,8 @@ def _design_line(plan: StudyPlan) -> str:
     reps = f"{d.replicates} replicate{'s' if d.replicates != 1 else ''} per task"
     if d.scores == "binary":
         spread = f"{d.discordance:.4g} of pairs discordant"
+        if d.fragile_share < 1.0:
+            spread += f", all in {d.fragile_share:.4g} of tasks"
     else:
         spread = f"task sd {d.sd:.4g}"
         if d.replicate_sd:
@@ -67,6 +69,8 @@ def prereg_table(plan: StudyPlan, target: float) -> str | None:
     if d.scores == "binary":
         assert d.discordance is not None
         rows.append(("discordance", d.discordance))
+        if d.fragile_share != 1.0:
+            rows.append(("fragile_share", d.fragile_share))
     else:
         assert d.sd is not None
         rows += [("sd", d.sd), ("replicate_sd", d.replicate_sd)]
@@ -88,6 +92,8 @@ def recorded_plan_line(document: Mapping[str, Any], tasks: int) -> str | None:
         return None
     spread = (f"discordance {plan.get('discordance')}" if plan.get("scores") == "binary"
               else f"task sd {plan.get('sd')}, replicate sd {plan.get('replicate_sd')}")
+    if "fragile_share" in plan:
+        spread += f" in {plan.get('fragile_share')} of tasks"
     power = plan.get("power")
     shown = f"{power * 100:g}%" if isinstance(power, int | float) else str(power)
     return (f"{plan.get('tasks')} tasks for {shown} power ({plan.get('method')}; "

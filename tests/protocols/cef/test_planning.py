@@ -84,6 +84,25 @@ def test_simulated_power_agrees_with_an_independent_simulation() -> None:
     assert abs(planned - other) < 3.5 * se
 
 
+def test_fragile_binary_replicates_agree_with_an_independent_simulation() -> None:
+    # 20% of pairs differ, all of them in 40% of the tasks, 3 replicates per task.
+    design = StudyDesign("binary", margin=0.15, difference=0.0, discordance=0.2,
+                         replicates=3, fragile_share=0.4)
+    n, reps = 40, 400
+    planned = simulated_power(design, n, replications=reps, rng=derive_rng(3, "a"))
+    rng = derive_rng(4, "independent")
+    hits = 0
+    for _ in range(reps):
+        fragile = rng.random(n) < 0.4
+        u = rng.random((n, 3))
+        change = np.select([u < 0.25, u < 0.5], [1.0, -1.0], 0.0) * fragile[:, None]
+        hits += _real_gate(change.sum(axis=1), np.full(n, 3.0), 0.15)
+    other = hits / reps
+    se = math.sqrt((planned * (1 - planned) + other * (1 - other)) / reps)
+    assert 0.2 < planned < 0.95
+    assert abs(planned - other) < 3.5 * se
+
+
 def test_exact_plan_is_the_first_size_reaching_each_target() -> None:
     design = StudyDesign("binary", margin=0.2, difference=0.0, discordance=0.4)
     plan = plan_study(design, powers=(0.8, 0.9))
@@ -119,6 +138,10 @@ def test_a_change_beyond_the_margin_needs_no_number_of_tasks() -> None:
     ({"scores": "continuous", "sd": None}, "sd: expected a spread in (0, 1)"),
     ({"scores": "continuous", "sd": 0.3, "difference": 0.0}, "scale [-1, 1] can hold"),
     ({"scores": "binary", "discordance": 0.1, "margin": 1.5}, "margin: expected"),
+    ({"scores": "binary", "discordance": 0.3, "fragile_share": 0.2},
+     "fragile_share: expected a share of tasks in [discordance 0.3, 1]"),
+    ({"scores": "continuous", "sd": 0.1, "fragile_share": 0.5},
+     "fragile_share: expected none for continuous"),
 ])
 def test_designs_the_planner_cannot_hold_are_refused(kwargs: dict[str, object],
                                                      message: str) -> None:

@@ -70,6 +70,16 @@ def test_a_plan_is_checked_key_by_key(plan: dict[str, object], expected: str) ->
     assert expected in str(info.value)
 
 
+def test_a_fragile_share_is_recorded_only_for_binary_plans() -> None:
+    doc = _doc(fragile_share=0.5, method="simulated", replications=500, seed=1,
+               replicates=2)
+    prereg = parse_preregistration(doc, path="p.json")
+    assert prereg.plan is not None and prereg.plan.as_dict()["fragile_share"] == 0.5
+    validator("ctxbench.cef-prereg.v1").validate(doc)
+    with pytest.raises(InputError, match="/plan/fragile_share: expected a share of tasks"):
+        parse_preregistration(_doc(fragile_share=0.2), path="p.json")
+
+
 def test_a_continuous_simulated_plan_reads() -> None:
     plan = {"scores": "continuous", "sd": 0.1, "replicate_sd": 0.05, "method": "simulated",
             "replications": 500, "seed": 3, "replicates": 2}

@@ -14,8 +14,12 @@ A simulated continuous task draws its change as ``difference + sd * N(0, 1)`` an
 replicate's as that plus ``replicate_sd * N(0, 1)``, clipped to the change's scale
 [-1, 1] (the design is refused where the clip would move the mean: ``|difference| + 4
 * sqrt(sd^2 + replicate_sd^2) > 1``). Binary replicates are independent pairs with the
-same gain and loss probabilities. The search is :func:`ctxbench.stats.planning.
-smallest_n`, started at the normal approximation.
+same gain and loss probabilities, unless ``fragile_share`` f < 1: then only that share
+of tasks can differ at all, and a fragile task's pairs differ with probability
+``discordance / f`` (the same share of pairs overall, concentrated in a few tasks, so
+the replicates of a task move together). With one replicate f changes nothing (each
+pair is still a gain, a loss or a tie with the same probabilities). The search is
+:func:`ctxbench.stats.planning.smallest_n`, started at the normal approximation.
 """
 
 from __future__ import annotations
@@ -68,6 +72,8 @@ class StudyDesign:
     """Continuous: the spread of one task's mean change."""
     replicate_sd: float = 0.0
     """Continuous: the spread of one replicate's change about its task's."""
+    fragile_share: float = 1.0
+    """Binary: the share of tasks whose pairs can differ at all (1: every pair alike)."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.margin < 1.0:
@@ -94,10 +100,17 @@ class StudyDesign:
         if abs(self.difference) > d:
             raise ValueError(f"difference: expected at most the discordance {d:g} in size "
                              f"(a change needs discordant pairs), got {self.difference:g}")
+        if not d <= self.fragile_share <= 1.0:
+            raise ValueError(f"fragile_share: expected a share of tasks in [discordance "
+                             f"{d:g}, 1] (the fragile tasks hold every discordant pair), got "
+                             f"{self.fragile_share!r}")
 
     def _check_continuous(self) -> None:
         if self.discordance is not None:
             raise ValueError("discordance: expected none for continuous scores (give sd)")
+        if self.fragile_share != 1.0:
+            raise ValueError("fragile_share: expected none for continuous scores (give "
+                             "replicate_sd)")
         sd = self.sd
         if sd is None or not 0.0 < sd < 1.0:
             raise ValueError(f"sd: expected a spread in (0, 1) for continuous scores, "
@@ -119,16 +132,29 @@ class StudyDesign:
         """The spread of one task's mean change (the normal approximation's sd)."""
         if self.scores == "binary":
             assert self.discordance is not None
-            return math.sqrt(max(self.discordance - self.difference**2, 0.0)
-                             / self.replicates)
+            # A fragile task's pairs differ with probability discordance / f; its mean
+            # change has variance within / r about difference / f.
+            f, r = self.fragile_share, self.replicates
+            gain, loss = self._shares()
+            within = (gain + loss) / f - ((gain - loss) / f) ** 2
+            return math.sqrt(max(f * (within / r + (self.difference / f) ** 2)
+                                 - self.difference**2, 0.0))
         assert self.sd is not None
         return math.sqrt(self.sd**2 + self.replicate_sd**2 / self.replicates)
 
+    def _shares(self) -> tuple[float, float]:
+        """Binary: the probabilities that a pair gains and that it loses."""
+        assert self.discordance is not None
+        gain = (self.discordance + self.difference) / 2.0
+        return gain, self.discordance - gain
+
     def to_json(self) -> dict[str, Any]:
+        binary = self.scores == "binary"
         return {"scores": self.scores, "margin": self.margin, "difference": self.difference,
                 "level": self.level, "replicates": self.replicates,
                 "discordance": self.discordance, "sd": self.sd,
-                "replicate_sd": self.replicate_sd if self.scores == "continuous" else None}
+                "replicate_sd": None if binary else self.replicate_sd,
+                "fragile_share": self.fragile_share if binary else None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +222,12 @@ def _draw(design: StudyDesign, n: int, rng: np.random.Generator) -> NDArray[np.f
     """One study's summed change per task (over its replicates)."""
     r = design.replicates
     if design.scores == "binary":
-        assert design.discordance is not None
-        p_gain = (design.discordance + design.difference) / 2.0
+        gain, loss = design._shares()
+        f = design.fragile_share
         u = rng.random((n, r))
-        change = np.where(u < p_gain, 1.0, np.where(u < design.discordance, -1.0, 0.0))
+        change = np.where(u < gain / f, 1.0, np.where(u < (gain + loss) / f, -1.0, 0.0))
+        if f < 1.0:
+            change *= (rng.random(n) < f)[:, None]
     else:
         assert design.sd is not None
         task = design.difference + design.sd * rng.standard_normal(n)
@@ -229,9 +257,7 @@ def plan_study(design: StudyDesign, *, powers: tuple[float, ...] = (0.8, 0.9),
         raise ValueError(f"max_tasks: expected at least {MIN_TASKS}, got {max_tasks!r}")
     cache: dict[int, float] = {}
     if design.exact:
-        assert design.discordance is not None
-        p_gain = (design.discordance + design.difference) / 2.0
-        p_loss = design.discordance - p_gain
+        p_gain, p_loss = design._shares()
         passes = binary_gate(design.margin, design.level)
 
         def power_at(n: int) -> float:

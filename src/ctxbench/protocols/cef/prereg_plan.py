@@ -20,7 +20,7 @@ __all__ = ["PlanRecord", "parse_plan"]
 
 _COMMON = ("scores", "margin", "level", "replicates", "difference", "power", "tasks",
            "method")
-_BINARY = ("discordance",)
+_BINARY = ("discordance", "fragile_share")
 _CONTINUOUS = ("sd", "replicate_sd")
 _SIMULATED = ("replications", "seed")
 
@@ -42,6 +42,8 @@ class PlanRecord:
                                "replicates": d.replicates, "difference": d.difference}
         if d.scores == "binary":
             out["discordance"] = d.discordance
+            if d.fragile_share != 1.0:
+                out["fragile_share"] = d.fragile_share
         else:
             out.update(sd=d.sd, replicate_sd=d.replicate_sd)
         out.update(power=self.power, tasks=self.tasks, method=self.method)
@@ -85,7 +87,9 @@ def parse_plan(f: Fields, *, tolerance: float, level: float,
             if scores == "binary" else None,
             sd=sub.req_number("sd", minimum=0, maximum=1) if scores != "binary" else None,
             replicate_sd=(sub.number("replicate_sd", minimum=0, maximum=1, optional=True)
-                          or 0.0) if scores != "binary" else 0.0)
+                          or 0.0) if scores != "binary" else 0.0,
+            fragile_share=(sub.number("fragile_share", minimum=0, maximum=1, optional=True)
+                           or 1.0) if scores == "binary" else 1.0)
     except ValueError as exc:
         name, _, expected = str(exc).partition(": expected ")
         value = table.get(name)
