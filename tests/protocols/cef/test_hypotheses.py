@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from statistics import NormalDist
 from typing import Literal
@@ -125,3 +126,29 @@ def test_an_outcome_is_read_strictly() -> None:
     failed["outcome"]["colour"] = "red"  # type: ignore[index]
     with pytest.raises(PointerError, match="outcome/colour"):
         CefReport.from_json(Node("report.json", "", doc))
+
+
+def _comparisons(doc: dict[str, object]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for stratum in doc["strata"]:  # type: ignore[attr-defined]
+        out += stratum["comparisons"]
+    out += doc["aggregate"]["comparisons"]  # type: ignore[index]
+    return out
+
+
+def test_a_reason_never_states_a_bound_beyond_the_margin_that_is_not() -> None:
+    # cef-no-claim's H4: the interval [0.26, 0.36] clears 0, but the test at 0 does not
+    # reject; the reason once read "lower bound 0.2603 <= 0".
+    relation = re.compile(r"bound of the [a-z -]+ (-?[0-9.]+) (<=|<|>) (-?[0-9.]+) ")
+    checked = cleared = 0
+    for case in ("cef-no-claim", "cef-failure-heavy", "cef-two-stratum"):
+        for c in _comparisons(_golden(case)):
+            for reason in c["reasons"]:  # type: ignore[attr-defined]
+                found = relation.search(reason)
+                if found:
+                    value, op, limit = float(found[1]), found[2], float(found[3])
+                    assert {"<=": value <= limit, "<": value < limit,
+                            ">": value > limit}[op], reason
+                    checked += 1
+                cleared += "clears the margin" in reason
+    assert checked > 5 and cleared == 4

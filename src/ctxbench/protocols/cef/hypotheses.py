@@ -128,6 +128,14 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
                            f"studentized bootstrap bound of the {_LABEL[stat]} ({shown_low}, "
                            f"at one-sided {(1 - prereg.confidence_level) / 2:g}) is not above "
                            f"{threshold:g}")
+        elif not gate.passed and (bound > threshold if side == "lower"
+                                  else bound < threshold):
+            # The interval's bound clears the margin while the test at the margin does
+            # not reject (they can disagree at few clusters): say what failed.
+            reasons.append(f"{hid} ({name}) failed: the score test at the margin "
+                           f"{threshold:g} does not show it (T = {gate.test.statistic:.3f}, "
+                           f"critical {gate.test.critical:.3f}), although the {side} bound "
+                           f"of the {_LABEL[stat]} ({bound:.4f}) clears the margin")
         elif not gate.passed:
             negated = {">=": "<", "<=": ">", ">": "<="}[op]
             reasons.append(f"{hid} ({name}) failed: {side} bound of the {_LABEL[stat]} "
