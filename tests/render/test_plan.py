@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,11 @@ def test_a_recorded_plan_is_shown_beside_the_tasks_analyzed(
     (tmp_path / "report.json").write_text(json.dumps(report.to_json()))
     page = render_html([tmp_path / "report.json"], tmp_path / "page.html")
     assert f"study plan (preregistered)</th><td>{line}</td>" in page
+
+
+def test_rendering_a_cef_report_does_not_import_the_planner() -> None:
+    code = ("import sys, ctxbench.render.cef, ctxbench.render.html.report; print(sorted(m "
+            "for m in ('numpy', 'ctxbench.protocols.cef.planning') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

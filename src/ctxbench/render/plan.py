@@ -4,9 +4,10 @@ it, and the recorded plan as a report shows it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxbench.protocols.cef.planning import StudyPlan
+if TYPE_CHECKING:  # the planner imports numpy; reading and rendering a report does not
+    from ctxbench.protocols.cef.planning import StudyPlan
 
 __all__ = ["plan_text", "prereg_table", "recorded_plan_line"]
 
