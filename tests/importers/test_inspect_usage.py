@@ -17,7 +17,7 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
-from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ChatMessage, ModelCall, ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import model_graded_qa
 from inspect_ai.solver import generate, system_message
 
@@ -25,6 +25,7 @@ from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
 from ctxbench.core import InputError
 from ctxbench.importers import import_inspect
+from ctxbench.importers.inspect_logs import read_inspect_log
 from ctxbench.protocols.public_eval.api import compare_files
 
 TASKS = 10
@@ -169,8 +170,9 @@ def test_a_total_that_fits_no_rule_is_refused(tmp_path: Path) -> None:
     log = read_eval_log(str(made))
     log.eval.packages["inspect_ai"] = "0.3.170"
     assert log.samples is not None
-    tested = next(e for e in log.samples[1].events
-                  if e.event == "model" and "[BEGIN DATA]" not in e.input[-1].text)
+    # The sample's model events: the tested call, then the grader's (long prompts are
+    # stored as attachments, so the order tells them apart here).
+    tested, _ = (e for e in log.samples[1].events if e.event == "model")
     tested.output.usage.total_tokens = 4836  # type: ignore[union-attr]
     bad = tmp_path / "bad.eval"
     write_eval_log(log, str(bad))
@@ -209,3 +211,15 @@ def test_an_unfinished_run_is_refused(graded: tuple[Path, Path], tmp_path: Path)
             rf"^{cancelled}: status: expected \"success\" \(a finished run; finish it with "
             r"inspect eval-retry\), got 'cancelled'$")):
         import_inspect(graded[0], cancelled, rows=(tmp_path / "b", tmp_path / "t"))
+
+
+def test_the_request_id_is_the_tested_calls(graded: tuple[Path, Path], tmp_path: Path) -> None:
+    log = read_eval_log(str(graded[0]))
+    assert log.samples is not None
+    tested, grader = (e for e in log.samples[0].events if e.event == "model")
+    tested.call = ModelCall(request={}, response={"id": "req_tested"})
+    grader.call = ModelCall(request={}, response={"id": "req_grader"})
+    marked = tmp_path / "ids.eval"
+    write_eval_log(log, str(marked))
+    first = read_inspect_log(marked).samples[0]
+    assert (first.instance_id, first.request_id) == ("q0", "req_tested")

@@ -27,7 +27,13 @@ from typing import Any
 
 from ctxbench.core import InputError, TokenUsage, sha256_hex
 from ctxbench.importers.common import ArmInfo, Sample
-from ctxbench.importers.inspect_usage import UsageRule, split_usage, to_breakdown, usage_rule
+from ctxbench.importers.inspect_usage import (
+    UsageRule,
+    UsageSplit,
+    split_usage,
+    to_breakdown,
+    usage_rule,
+)
 
 __all__ = ["InspectArm", "read_inspect_log", "score_value"]
 
@@ -82,25 +88,14 @@ def _scorer(samples: list[Any], wanted: str | None, path: str) -> str:
 
 
 def _usage(sample: Any, model: str, where: str, failed: bool, rule: UsageRule
-           ) -> tuple[TokenUsage, tuple[tuple[str, int], ...], float | None]:
+           ) -> tuple[TokenUsage, UsageSplit]:
     split = split_usage(sample, model, where)
     if split.tested is None:
         if failed:
-            return TokenUsage(), split.others, None
+            return TokenUsage(), split
         raise InputError(f"{where}: model_usage: expected the token usage of {model}, got "
                          f"{', '.join(sorted(sample.model_usage or {})) or 'none'}")
-    usage = to_breakdown(split.tested, rule, where, f"model_usage.{model}")
-    return usage, split.others, split.tested_cost
-
-
-def _request_id(sample: Any) -> str | None:
-    for event in reversed(sample.events or []):
-        call = getattr(event, "call", None)
-        if getattr(event, "event", None) == "model" and call is not None:
-            response = call.response if isinstance(call.response, dict) else {}
-            ident = response.get("id")
-            return ident if isinstance(ident, str) and ident.strip() else None
-    return None
+    return to_breakdown(split.tested, rule, where, f"model_usage.{model}"), split
 
 
 def _context_digest(messages: list[Any]) -> str:
@@ -125,7 +120,7 @@ def _sample(sample: Any, path: str, model: str, scorer: str, evidence: str | Non
             grounding: str | None, rule: UsageRule) -> Sample:
     where = f"{path}: sample {sample.id!r} epoch {sample.epoch}"
     failed = sample.error is not None
-    usage, others, usd = _usage(sample, model, where, failed, rule)
+    usage, split = _usage(sample, model, where, failed, rule)
     score, resolved = 0.0, False
     if not failed:
         raw = (sample.scores or {}).get(scorer)
@@ -138,14 +133,14 @@ def _sample(sample: Any, path: str, model: str, scorer: str, evidence: str | Non
     return Sample(
         instance_id=str(sample.id), run=sample.epoch - 1, where=where, failed=failed,
         error_type="inspect_sample_error" if failed else None, score=score, resolved=passed,
-        usage=usage, usd=usd,
+        usage=usage, usd=split.tested_cost,
         latency_ms=None if sample.total_time is None else sample.total_time * 1000.0,
-        request_id=_request_id(sample),
+        request_id=split.request_id,
         response_text=None if failed else sample.output.completion,
         context_sha256=_context_digest(sample.messages),
         evidence_recall=None if failed else _optional_score(sample, evidence, where),
         unsupported_claim_rate=None if failed else _optional_score(sample, grounding, where),
-        tool_calls=tool_calls, not_context=others,
+        tool_calls=tool_calls, not_context=split.others,
     )
 
 

@@ -71,6 +71,8 @@ class UsageSplit:
     """``(label, tokens)`` of calls that are not the tested context, e.g. a grader's."""
     tested_cost: float | None
     """The tested calls' ``total_cost`` (None when any of them has none)."""
+    request_id: str | None = None
+    """The response ``id`` of the last tested call whose API call the log recorded."""
 
 
 def usage_rule(log: Any, path: str) -> UsageRule:
@@ -161,12 +163,15 @@ def split_usage(sample: Any, model: str, where: str) -> UsageSplit:
     tested: list[Any] = []
     others: dict[str, int] = {}
     of_model: list[Any] = []
+    request_id = None
     for call in calls:
         scorer = scoring.get(call.span_id) if call.span_id is not None else None
         if call.model == model:
             of_model.append(call.output.usage)
         if call.model == model and call.role is None and scorer is None:
             tested.append(call.output.usage)
+            if call.call is not None:
+                request_id = _response_id(call.call)
             continue
         label = call.model + (f" as role {call.role}" if call.role is not None else "") + (
             f" in scorer {scorer}" if scorer is not None else "")
@@ -175,7 +180,7 @@ def split_usage(sample: Any, model: str, where: str) -> UsageSplit:
         if tested:
             raise InputError(f"{where}: model_usage: expected the token usage of {model}, got "
                              f"none (its model events record {len(tested)} call(s))")
-        return UsageSplit(None, tuple(sorted(others.items())), None)
+        return UsageSplit(None, tuple(sorted(others.items())), None, request_id)
     summed = [sum(c) for c in zip(*(_counts(u) for u in of_model), strict=True)] or [0] * 4
     if tuple(summed) != _counts(recorded):
         raise InputError(
@@ -184,10 +189,16 @@ def split_usage(sample: Any, model: str, where: str) -> UsageSplit:
             f"writes, output: {', '.join(map(str, _counts(recorded)))}), got events summing "
             f"to {', '.join(map(str, summed))}")
     if not others:
-        return UsageSplit(recorded, (), recorded.total_cost)
+        return UsageSplit(recorded, (), recorded.total_cost, request_id)
     total = tested[0] if tested else None
     for usage in tested[1:]:
         total = total + usage
     costs = [u.total_cost for u in tested]
     cost = sum(costs) if tested and None not in costs else None
-    return UsageSplit(total, tuple(sorted(others.items())), cost)
+    return UsageSplit(total, tuple(sorted(others.items())), cost, request_id)
+
+
+def _response_id(call: Any) -> str | None:
+    response = call.response if isinstance(call.response, dict) else {}
+    ident = response.get("id")
+    return ident if isinstance(ident, str) and ident.strip() else None
