@@ -16,6 +16,7 @@ import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
+from inspect_ai.event import CompactionEvent
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelCall, ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import model_graded_qa
@@ -223,3 +224,20 @@ def test_the_request_id_is_the_tested_calls(graded: tuple[Path, Path], tmp_path:
     write_eval_log(log, str(marked))
     first = read_inspect_log(marked).samples[0]
     assert (first.instance_id, first.request_id) == ("q0", "req_tested")
+
+
+def test_native_compaction_usage_is_the_tested_models(graded: tuple[Path, Path],
+                                                      tmp_path: Path) -> None:
+    # ModelAPI.compact's usage is recorded with a compaction event and no model event.
+    log = read_eval_log(str(graded[0]))
+    assert log.samples is not None
+    sample = log.samples[0]
+    sample.events.append(CompactionEvent(tokens_before=9990, tokens_after=300))
+    sample.model_usage["mockllm/model"] += ModelUsage(input_tokens=900, output_tokens=100,
+                                                      total_tokens=1000)
+    compacted = tmp_path / "compacted.eval"
+    write_eval_log(log, str(compacted))
+    rows = (tmp_path / "b.jsonl", tmp_path / "t.jsonl")
+    import_inspect(compacted, graded[1], rows=rows)
+    tokens = {(r["instance_id"], r["run"]): r["tokens"] for r in _rows(rows[0])}
+    assert tokens[("q0", 0)] == 11000 and tokens[("q1", 0)] == 10000

@@ -10,8 +10,9 @@ role). The sample's model events say which call was which: each ``ModelEvent`` n
 role outside the scorers span; every other call (a grader, a bound role, another model)
 is reported beside it, never as context. The events must account for
 ``model_usage[eval.model]`` exactly (cache hits, ``cache: "read"``, are not billed and
-not in it); when they do not, the sample is refused with a located error rather than
-counted with a grader's tokens in it.
+not in it), except for what the model's native compaction (a ``compaction`` event with
+no role, whose usage Inspect records without a model event) can explain; otherwise the
+sample is refused with a located error rather than counted with a grader's tokens in it.
 
 **Versions.** Inspect 0.3.184 (commit bf26615, "Normalize handling of cached tokens in
 ModelUsage") made ``input_tokens`` exclude cache reads for every provider. Before it,
@@ -182,20 +183,37 @@ def split_usage(sample: Any, model: str, where: str) -> UsageSplit:
                              f"none (its model events record {len(tested)} call(s))")
         return UsageSplit(None, tuple(sorted(others.items())), None, request_id)
     summed = [sum(c) for c in zip(*(_counts(u) for u in of_model), strict=True)] or [0] * 4
-    if tuple(summed) != _counts(recorded):
+    remainder = [r - n for r, n in zip(_counts(recorded), summed, strict=True)]
+    compactions = [e for e in events if getattr(e, "event", None) == "compaction"]
+    # Native compaction (ModelAPI.compact) records usage with no model event: the rest of
+    # model_usage is the tested model's own when only its compaction can explain it.
+    explained = not any(remainder) or (
+        compactions and min(remainder) >= 0 and all(e.role is None for e in compactions))
+    if not explained:
         raise InputError(
             f"{where}: model_usage.{model}: expected its model events to account for it, "
             f"to tell the tested model's calls from a grader's (input, cache reads, cache "
             f"writes, output: {', '.join(map(str, _counts(recorded)))}), got events summing "
             f"to {', '.join(map(str, summed))}")
-    if not others:
-        return UsageSplit(recorded, (), recorded.total_cost, request_id)
-    total = tested[0] if tested else None
-    for usage in tested[1:]:
+    labels = tuple(sorted(others.items()))
+    if len(of_model) == len(tested):
+        return UsageSplit(recorded, labels, recorded.total_cost, request_id)
+    parts = list(tested)
+    if any(remainder):
+        parts.append(type(recorded)(
+            input_tokens=remainder[0], input_tokens_cache_read=remainder[1] or None,
+            input_tokens_cache_write=remainder[2] or None, output_tokens=remainder[3],
+            total_tokens=recorded.total_tokens - sum(u.total_tokens for u in of_model),
+            reasoning_tokens=None if recorded.reasoning_tokens is None else
+            recorded.reasoning_tokens - sum(u.reasoning_tokens or 0 for u in of_model)))
+    if not parts:
+        return UsageSplit(None, labels, None, request_id)
+    total = parts[0]
+    for usage in parts[1:]:
         total = total + usage
     costs = [u.total_cost for u in tested]
-    cost = sum(costs) if tested and None not in costs else None
-    return UsageSplit(total, tuple(sorted(others.items())), cost, request_id)
+    cost = sum(costs) if tested and None not in costs and not any(remainder) else None
+    return UsageSplit(total, labels, cost, request_id)
 
 
 def _response_id(call: Any) -> str | None:
