@@ -241,3 +241,24 @@ def test_native_compaction_usage_is_the_tested_models(graded: tuple[Path, Path],
     import_inspect(compacted, graded[1], rows=rows)
     tokens = {(r["instance_id"], r["run"]): r["tokens"] for r in _rows(rows[0])}
     assert tokens[("q0", 0)] == 11000 and tokens[("q1", 0)] == 10000
+
+
+OLD = Path(__file__).parent / "data" / "inspect-0.3.170"
+
+
+def test_a_log_written_by_inspect_0_3_170(tmp_path: Path) -> None:
+    # Written by the real Inspect 0.3.170 (data/make_inspect_0_3_170.py): cache reads
+    # inside input_tokens, and the same-model grader's calls in the same model_usage entry.
+    log = read_eval_log(str(OLD / "full.eval"))
+    assert log.eval.packages["inspect_ai"] == "0.3.170"
+    usage = (log.samples or [])[0].model_usage["mockllm/model"]
+    assert (usage.input_tokens, usage.input_tokens_cache_read, usage.total_tokens) == (
+        9990 + 25586, 4995, 10000 + 25596)
+    rows = (tmp_path / "b.jsonl", tmp_path / "t.jsonl")
+    summary = import_inspect(OLD / "full.eval", OLD / "trimmed.eval", rows=rows)
+    assert [label for _, label, _ in summary.not_context] == [
+        "mockllm/model in scorer model_graded_qa"] * 2
+    assert {(r["tokens"], r["input_tokens"], r["cached_input_tokens"])
+            for r in _rows(rows[0])} == {(10000, 4995, 4995)}
+    report = compare_files(*rows).to_json()
+    assert report["savings"]["tokens"]["percent_saved"] == 76.21  # was 28.16
