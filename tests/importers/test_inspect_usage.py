@@ -262,3 +262,29 @@ def test_a_log_written_by_inspect_0_3_170(tmp_path: Path) -> None:
             for r in _rows(rows[0])} == {(10000, 4995, 4995)}
     report = compare_files(*rows).to_json()
     assert report["savings"]["tokens"]["percent_saved"] == 76.21  # was 28.16
+
+
+def test_reasoning_outside_output_before_0_3_245(graded: tuple[Path, Path],
+                                                 tmp_path: Path) -> None:
+    # Google's adapter before 0.3.245: output_tokens = candidates only, thinking beside it.
+    def thinking(version: str) -> Path:
+        log = read_eval_log(str(graded[0]))
+        log.eval.packages["inspect_ai"] = version
+        assert log.samples is not None
+        tested, _ = (e for e in log.samples[0].events if e.event == "model")
+        usage = tested.output.usage
+        assert usage is not None
+        usage.reasoning_tokens, usage.total_tokens = 40, usage.total_tokens + 40
+        out = tmp_path / f"{version}.eval"
+        write_eval_log(log, str(out))
+        return out
+
+    rows = (tmp_path / "b.jsonl", tmp_path / "t.jsonl")
+    import_inspect(thinking("0.3.200"), graded[1], rows=rows)
+    first = _rows(rows[0])[0]
+    assert (first["tokens"], first["output_tokens"], first["reasoning_tokens"]) == (10040, 10, 40)
+    late = thinking("0.3.245")
+    with pytest.raises(InputError, match=(
+            rf"^{late}: sample 'q0' epoch 1: model_usage.mockllm/model.output_tokens: expected "
+            r"at least reasoning_tokens \(40\), got 10$")):
+        import_inspect(late, graded[1], rows=rows)

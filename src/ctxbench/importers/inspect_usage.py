@@ -30,10 +30,17 @@ prompt count, cache reads included, while Anthropic's and others' already exclud
   log that records no total while it reports cache reads (the rules cannot be told
   apart).
 
-``output_tokens`` includes ``reasoning_tokens`` in every version. A ``total_tokens`` of 0
-with other counts above 0 means the provider reported no total (Inspect's default); the
-sum is then not checked (for a log before 0.3.184, only when there are no cache reads).
-The version is ``eval.packages["inspect_ai"]``.
+Reasoning: ``output_tokens`` includes ``reasoning_tokens`` (OpenAI, Anthropic), except
+that before 0.3.245 (commit 659d27c, "Google: Include thinking tokens in reported
+``output_tokens``") Google's adapter wrote the candidates alone, with the thinking tokens
+beside them. For a log before 0.3.245 a total of ``... + output_tokens +
+reasoning_tokens`` therefore means output excludes reasoning. A total that fits more than
+one reading is refused as well.
+
+A ``total_tokens`` of 0 with other counts above 0 means the provider reported no total
+(Inspect's default); the sum is then not checked, unless the version leaves two readings
+open (cache reads, or reasoning, before the releases above), which is an error. The
+version is ``eval.packages["inspect_ai"]``.
 """
 
 from __future__ import annotations
@@ -44,11 +51,13 @@ from typing import Any
 
 from ctxbench.core import InputError, TokenUsage
 
-__all__ = ["NORMALIZED_IN", "UsageRule", "UsageSplit", "split_usage", "to_breakdown",
-           "usage_rule"]
+__all__ = ["NORMALIZED_IN", "REASONING_IN_OUTPUT_IN", "UsageRule", "UsageSplit", "split_usage",
+           "to_breakdown", "usage_rule"]
 
 NORMALIZED_IN = (0, 3, 184)
 """The first Inspect release whose ``input_tokens`` excludes cache reads for all providers."""
+REASONING_IN_OUTPUT_IN = (0, 3, 245)
+"""The first Inspect release whose Google adapter counts thinking inside ``output_tokens``."""
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)(.*)")
 _PRE = re.compile(r"[.\-+]?(dev|a|b|rc)\d*")
 _SCORING = ("scorers", "scorer")
@@ -56,10 +65,11 @@ _SCORING = ("scorers", "scorer")
 
 @dataclass(frozen=True, slots=True)
 class UsageRule:
-    """How a log's ``ModelUsage`` counts cache reads: by the Inspect version that wrote it."""
+    """How a log's ``ModelUsage`` counts cache reads and reasoning, by its Inspect version."""
 
     version: str
     reads_maybe_in_input: bool
+    reasoning_maybe_outside_output: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +96,11 @@ def usage_rule(log: Any, path: str) -> UsageRule:
                          f"that wrote the log, got {version!r}")
     release = tuple(int(part) for part in match.groups()[:3])
     pre = _PRE.match(match.group(4)) is not None
-    legacy = release < NORMALIZED_IN or (release == NORMALIZED_IN and pre)
-    return UsageRule(str(version), legacy)
+
+    def before(first: tuple[int, int, int]) -> bool:
+        return release < first or (release == first and pre)
+
+    return UsageRule(str(version), before(NORMALIZED_IN), before(REASONING_IN_OUTPUT_IN))
 
 
 def to_breakdown(usage: Any, rule: UsageRule, where: str, field: str) -> TokenUsage:
@@ -96,29 +109,46 @@ def to_breakdown(usage: Any, rule: UsageRule, where: str, field: str) -> TokenUs
     write = usage.input_tokens_cache_write or 0
     reasoning = usage.reasoning_tokens or 0
     given, output, total = usage.input_tokens, usage.output_tokens, usage.total_tokens
-    if output < reasoning:
+    # (uncached input, the input's share of the total); (output without reasoning, share)
+    inputs = [(given, given + read + write)]
+    if rule.reads_maybe_in_input and 0 < read <= given:
+        inputs.append((given - read, given + write))
+    outputs = [(output - reasoning, output)] if output >= reasoning else []
+    if rule.reasoning_maybe_outside_output and reasoning > 0:
+        outputs.append((output, output + reasoning))
+    if not outputs:
         raise InputError(f"{where}: {field}.output_tokens: expected at least reasoning_tokens "
                          f"({reasoning}), got {output}")
-    excluded = given + read + write + output
-    unreported = total == 0 and excluded > 0
-    if unreported and rule.reads_maybe_in_input and read > 0:
-        raise InputError(f"{where}: {field}.total_tokens: expected the provider's total (a "
-                         f"log of Inspect {rule.version}, before {_dotted(NORMALIZED_IN)}, may "
-                         "count cache reads in input_tokens and only the total tells), got 0")
-    if unreported or total == excluded:
-        uncached = given
-    elif rule.reads_maybe_in_input and total == given + write + output and given >= read:
-        uncached = given - read
+    if total == 0 and given + read + write + output > 0:  # the provider reported no total
+        if len(inputs) > 1:
+            raise InputError(f"{where}: {field}.total_tokens: expected the provider's total "
+                             f"(a log of Inspect {rule.version}, before "
+                             f"{_dotted(NORMALIZED_IN)}, may count cache reads in "
+                             "input_tokens and only the total tells), got 0")
+        if len(outputs) > 1:
+            raise InputError(f"{where}: {field}.total_tokens: expected the provider's total "
+                             f"(a log of Inspect {rule.version}, before "
+                             f"{_dotted(REASONING_IN_OUTPUT_IN)}, may count reasoning "
+                             "outside output_tokens and only the total tells), got 0")
+        fits = [(inputs[0][0], outputs[0][0])]
     else:
+        fits = sorted({(u, o) for u, i in inputs for o, n in outputs if i + n == total})
+    if len(fits) != 1:
         rules = (f"input_tokens + input_tokens_cache_read + input_tokens_cache_write + "
-                 f"output_tokens = {excluded}")
-        if rule.reads_maybe_in_input:
+                 f"output_tokens = {given + read + write + output}")
+        if len(inputs) > 1:
             rules += (f", or {given + write + output} with the cache reads inside "
                       "input_tokens as Inspect before 0.3.184 wrote them for OpenAI-style "
                       "providers")
+        if len(outputs) > 1:
+            rules += (f", or {given + read + write + output + reasoning} with "
+                      "reasoning_tokens outside output_tokens as Inspect before 0.3.245 "
+                      "wrote them for Google")
+        found = f"{total}, which fits more than one" if fits else str(total)
         raise InputError(f"{where}: {field}.total_tokens: expected {rules} (Inspect "
-                         f"{rule.version}), got {total}")
-    return TokenUsage(uncached, read, write, output - reasoning, reasoning)
+                         f"{rule.version}), got {found}")
+    uncached, plain = fits[0]
+    return TokenUsage(uncached, read, write, plain, reasoning)
 
 
 def _dotted(version: tuple[int, ...]) -> str:
