@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
+from inspect_ai import score as inspect_score
 from inspect_ai.dataset import Sample
 from inspect_ai.event import CompactionEvent
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelCall, ModelOutput, ModelUsage, get_model
-from inspect_ai.scorer import model_graded_qa
+from inspect_ai.scorer import match, model_graded_qa
 from inspect_ai.solver import generate, system_message
 
 from ctxbench.cli.errors import run_guarded
@@ -288,3 +289,29 @@ def test_reasoning_outside_output_before_0_3_245(graded: tuple[Path, Path],
             rf"^{late}: sample 'q0' epoch 1: model_usage.mockllm/model.output_tokens: expected "
             r"at least reasoning_tokens \(40\), got 10$")):
         import_inspect(late, graded[1], rows=rows)
+
+
+def test_a_log_graded_later_by_inspect_score(tmp_path: Path) -> None:
+    # `inspect score` appends the grader's events but leaves model_usage as the run wrote it.
+    logs = []
+    for condition in ("full", "trimmed"):
+        model = get_model("mockllm/model", custom_outputs=_model(condition))
+        task = _task(condition)
+        task.scorer = [match()]
+        [log] = inspect_eval(task, model=model, log_dir=str(tmp_path / condition),
+                             display="none")
+        graded = inspect_score(log, model_graded_qa(), action="append", display="none",
+                               model=get_model("mockllm/model",
+                                               custom_outputs=_model(condition)))
+        sample = (graded.samples or [])[0]
+        assert sample.model_usage["mockllm/model"].total_tokens == (
+            10000 if condition == "full" else 2379)
+        assert sum(e.event == "model" for e in sample.events) == 2
+        path = tmp_path / f"{condition}.eval"
+        write_eval_log(graded, str(path))
+        logs.append(path)
+    rows = (tmp_path / "b.jsonl", tmp_path / "t.jsonl")
+    summary = import_inspect(logs[0], logs[1], rows=rows, scorer="model_graded_qa")
+    assert summary.not_context[0][1:] == ("mockllm/model in scorer model_graded_qa",
+                                          TASKS * 25596)
+    assert compare_files(*rows).to_json()["savings"]["tokens"]["percent_saved"] == 76.21

@@ -13,6 +13,8 @@ is reported beside it, never as context. The events must account for
 not in it), except for what the model's native compaction (a ``compaction`` event with
 no role, whose usage Inspect records without a model event) can explain; otherwise the
 sample is refused with a located error rather than counted with a grader's tokens in it.
+A log scored afterwards by ``inspect score`` holds the grader's events but not its usage
+in ``model_usage``; the events outside scoring then account for it.
 
 **Versions.** Inspect 0.3.184 (commit bf26615, "Normalize handling of cached tokens in
 ModelUsage") made ``input_tokens`` exclude cache reads for every provider. Before it,
@@ -194,11 +196,14 @@ def split_usage(sample: Any, model: str, where: str) -> UsageSplit:
     tested: list[Any] = []
     others: dict[str, int] = {}
     of_model: list[Any] = []
+    unscored: list[Any] = []
     request_id = None
     for call in calls:
         scorer = scoring.get(call.span_id) if call.span_id is not None else None
         if call.model == model:
             of_model.append(call.output.usage)
+            if scorer is None:
+                unscored.append(call.output.usage)
         if call.model == model and call.role is None and scorer is None:
             tested.append(call.output.usage)
             if call.call is not None:
@@ -212,8 +217,12 @@ def split_usage(sample: Any, model: str, where: str) -> UsageSplit:
             raise InputError(f"{where}: model_usage: expected the token usage of {model}, got "
                              f"none (its model events record {len(tested)} call(s))")
         return UsageSplit(None, tuple(sorted(others.items())), None, request_id)
-    summed = [sum(c) for c in zip(*(_counts(u) for u in of_model), strict=True)] or [0] * 4
+    summed = _summed(of_model)
     remainder = [r - n for r, n in zip(_counts(recorded), summed, strict=True)]
+    if any(remainder) and _summed(unscored) == list(_counts(recorded)):
+        # Scored later by `inspect score`: the grader's events were appended to the
+        # sample, its usage was not added to model_usage.
+        of_model, remainder = unscored, [0, 0, 0, 0]
     compactions = [e for e in events if getattr(e, "event", None) == "compaction"]
     # Native compaction (ModelAPI.compact) records usage with no model event: the rest of
     # model_usage is the tested model's own when only its compaction can explain it.
@@ -244,6 +253,10 @@ def split_usage(sample: Any, model: str, where: str) -> UsageSplit:
     costs = [u.total_cost for u in tested]
     cost = sum(costs) if tested and None not in costs and not any(remainder) else None
     return UsageSplit(total, labels, cost, request_id)
+
+
+def _summed(usages: list[Any]) -> list[int]:
+    return [sum(c) for c in zip(*(_counts(u) for u in usages), strict=True)] or [0] * 4
 
 
 def _response_id(call: Any) -> str | None:
