@@ -176,7 +176,7 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None,
                          f"{log.status})")
     errored = [s for s in samples if s.error is not None]
     if len(errored) == len(samples):
-        first = errored[0]
+        first = min(errored, key=lambda s: (str(s.id), s.epoch))
         raise InputError(f"{shown}: samples: expected at least one sample that ran without "
                          f"error, got {len(samples)} of {len(samples)} errored (sample "
                          f"{first.id!r} epoch {first.epoch}: {_first_line(first.error.message)})")
