@@ -3,8 +3,8 @@
 Token accounting follows Inspect's ``ModelUsage`` (``inspect_ai/model/_model_output.py``):
 since 0.3.184 ``input_tokens`` EXCLUDES cache reads and writes (the prompt is
 ``input_tokens + input_tokens_cache_read + input_tokens_cache_write``), and
-``output_tokens`` INCLUDES ``reasoning_tokens`` (every provider adapter folds reasoning
-into output). So:
+``output_tokens`` INCLUDES ``reasoning_tokens`` (since 0.3.245 every provider adapter
+folds reasoning into output). So, for such logs:
 
 * uncached input = ``input_tokens``; cached input = ``input_tokens_cache_read``;
   cache writes = ``input_tokens_cache_write`` (absent: none reported);
