@@ -89,3 +89,46 @@ def test_each_mismatch_is_named(tmp_path: Path) -> None:
     trials.write_text("\n".join(lines) + "\n")
     with pytest.raises(IntegrityError, match=rf"^{commit}: entroly context commit: /commit_id"):
         verify_entroly_trials(trials)
+
+
+def _unprepared_trial(task_id: str, commit_id: str) -> dict[str, Any]:
+    """The trial ``run_trials`` records when the commit selected no context.
+
+    ``create_context_commit`` has given the id, ``ContextPreparationError`` is raised before
+    the file is written, and ``_error_trial`` keeps the id with the empty selected context.
+    """
+    return base_record(
+        task_id=task_id, condition="entroly", context_commit_id=commit_id,
+        usage_source="runner_error", outcome="error", error_type="ContextPreparationError",
+        provider_request_id="error_" + "0" * 20, response_text=None, task_score=0.0,
+        evidence_recall=0.0, unsupported_claim_rate=1.0, context_tokens=0, output_tokens=0,
+        billed_cost_usd=0.0, latency_ms=0.0,
+        context_sha256=hashlib.sha256(b"").hexdigest())
+
+
+def test_failed_context_preparation_is_that_trials_failure(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trials = _run(tmp_path)
+    commit = create_context_commit([("t003.txt", "   \n\n  ")], query=QUESTION,
+                                   token_budget=120, chunk_tokens=120, overlap_tokens=15)
+    records = [base_record(task_id="t003", context_sha256=hashlib.sha256(b"x").hexdigest()),
+               _unprepared_trial("t003", str(commit["commit_id"]))]
+    with trials.open("a") as out:
+        out.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    check = verify_entroly_trials(trials)
+    assert (check.trials, check.commits) == (8, 3)
+    assert check.unprepared == (f"{trials}:8 (ContextPreparationError)",)
+    assert run_guarded(cli, ["compile", "verify-trials", str(trials)]) == 0
+    assert capsys.readouterr().out == (
+        f"verified: 3 Entroly context commit(s) in {tmp_path / 'trials_context_commits'} "
+        "match their trials (8 trial(s) read); 1 failed trial(s) name a commit the runner "
+        f"never wrote (context preparation failed; not verified): {trials}:8 "
+        "(ContextPreparationError)\n")
+    # A success trial without its commit file is still refused: its context is unshown.
+    lines = trials.read_text().splitlines()
+    lines[7] = json.dumps(base_record(task_id="t003", condition="entroly",
+                                      context_commit_id=str(commit["commit_id"])))
+    trials.write_text("\n".join(lines) + "\n")
+    with pytest.raises(IntegrityError, match=r"^.*:8: context_commit_id: expected the commit "
+                       r"file .*t003\.json, got none$"):
+        verify_entroly_trials(trials)

@@ -78,7 +78,7 @@ def test_end_to_end_into_both_reports(logs: tuple[Path, Path], tmp_path: Path,
             assert row["reasoning_tokens"] == REASONING == usage.reasoning_tokens
             assert row["output_tokens"] == usage.output_tokens - REASONING
             assert row["tokens"] == usage.input_tokens + read + write + usage.output_tokens
-            assert row["resolved"] is (sample.scores["match"].value == "C")
+            assert row["resolved"] is ((sample.scores or {})["match"].value == "C")
             assert isinstance(row["latency_ms"], int)
         assert any(r["cached_input_tokens"] > 0 for r in rows.values())
 
@@ -225,6 +225,9 @@ def _as_provider(log_path: Path, out: Path, cost: float | None) -> Path:
         usage = sample.model_usage.pop("mockllm/model")
         usage.total_cost = cost
         sample.model_usage["openai/gpt-4o-mini"] = usage
+        for event in sample.events:
+            if event.event == "model":
+                event.model = "openai/gpt-4o-mini"
     write_eval_log(log, str(out))
     return out
 
@@ -233,8 +236,8 @@ def test_provider_costs_and_their_absence(logs: tuple[Path, Path], tmp_path: Pat
     base = _as_provider(logs[0], tmp_path / "base.eval", 0.002)
     treat = _as_provider(logs[1], tmp_path / "treat.eval", 0.0005)
     trials = tmp_path / "trials.jsonl"
-    scorers = {"scorer": "match", "evidence_scorer": "evidence_recall",
-               "grounding_scorer": "unsupported_claims"}
+    scorers: dict[str, Any] = {"scorer": "match", "evidence_scorer": "evidence_recall",
+                               "grounding_scorer": "unsupported_claims"}
     import_inspect(base, treat, trials=trials, **scorers)
     records = _rows(trials)
     assert {(r["usage_source"], r["cost_source"], r["cost_source_reference"])

@@ -56,6 +56,49 @@ def test_library_call_matches_cli(tmp_path: Path) -> None:
     assert import_swebench(REPORTS, USAGE, rows=rows).pairs == 6
 
 
+def _subset_report(arm: Path, selected: list[str]) -> dict[str, object]:
+    """The report ``make_run_report`` writes for ``--instance_ids`` *selected*.
+
+    Its ``full_dataset`` is the selection only, while ``predictions`` is the whole
+    predictions file: ``submitted_ids`` lists all six ids, the outcome lists only those
+    of the selection (swebench/harness/reporting.py and run_evaluation.py, 7a21e05).
+    """
+    full = json.loads(arm.read_text())
+    report = dict(full)
+    for key in ("completed_ids", "empty_patch_ids", "resolved_ids", "unresolved_ids",
+                "error_ids"):
+        report[key] = [iid for iid in full[key] if iid in selected]
+    for key in ("completed", "resolved", "unresolved", "empty_patch", "error"):
+        report[f"{key}_instances"] = len(report[f"{key}_ids"])
+    report["total_instances"] = len(selected)
+    return report
+
+
+def test_subset_run_reads_only_the_selected_instances(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    selected = ["django__django-11099", "psf__requests-2317", "pytest-dev__pytest-5227",
+                "sympy__sympy-20590"]
+    reports = []
+    for arm in REPORTS:
+        path = tmp_path / arm.name
+        path.write_text(json.dumps(_subset_report(arm, selected), indent=4) + "\n")
+        reports.append(path)
+    assert len(json.loads(reports[0].read_text())["submitted_ids"]) == 6
+    rows = (tmp_path / "b.jsonl", tmp_path / "t.jsonl")
+    code, out, err = _run(["import", "swebench", *map(str, reports), "--usage",
+                           *map(str, USAGE), "--rows", *map(str, rows)], capsys)
+    assert (code, err) == (0, "")
+    assert out.startswith("imported 4 paired sample(s); wrote ")
+    base = {r["instance_id"]: r for r in map(json.loads, rows[0].read_text().splitlines())}
+    treat = {r["instance_id"]: r for r in map(json.loads, rows[1].read_text().splitlines())}
+    assert sorted(base) == sorted(treat) == selected
+    assert [base[i]["resolved"] for i in selected] == [True, True, False, False]
+    assert [treat[i]["resolved"] for i in selected] == [True, False, False, True]
+    usage = read_usage(USAGE[0])
+    assert all(base[i]["tokens"] == usage[(i, 0)].usage.total for i in selected)
+
+
 def _error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     code, out, err = _run(args, capsys)
     assert (code, out) == (2, "")
@@ -113,14 +156,16 @@ def test_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert f"{wrong}: /resolved_ids: expected an array of instance id strings (a SWE-bench " \
         "run report), got nothing (the field is missing)" in err
 
+    # A submitted instance in no outcome list was outside the run: it is not a task of the
+    # baseline, so the treatment's outcome for it has nothing to pair with.
     report = json.loads(REPORTS[0].read_text())
     report["unresolved_ids"].remove("pytest-dev__pytest-5227")
     unscored = tmp_path / "unscored.json"
     unscored.write_text(json.dumps(report))
     err = _error(["import", "swebench", str(unscored), str(REPORTS[1]), "--usage",
                   *map(str, USAGE), *rows], capsys)
-    assert f"{unscored}: instance 'pytest-dev__pytest-5227': expected a score (resolved, " \
-        "unresolved, empty patch or error), got none" in err
+    assert f"{REPORTS[1]}: expected only samples the baseline has, got " \
+        f"'pytest-dev__pytest-5227' run 0 that {unscored} lacks" in err
 
     missing = tmp_path / "missing-field.jsonl"
     missing.write_text(json.dumps({"instance_id": "astropy__astropy-12907",

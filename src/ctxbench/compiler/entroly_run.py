@@ -7,6 +7,14 @@ chunks' texts joined by a blank line (non-blank ones only), whose SHA-256 is the
 ``context_sha256``. :func:`verify_entroly_trials` checks all three for every trial that
 carries a commit id: the commit file verifies (:func:`verify_entroly_commit`), its id is
 the trial's, and its selected context hashes to the trial's ``context_sha256``.
+
+The runner creates a commit (so the trial has its id) before it writes the file, and
+writes nothing when the commit selected no context (``ContextPreparationError``) or when
+writing failed: that trial is recorded with ``outcome: error``. An error trial whose
+commit file is absent is therefore that trial's failure, already counted as one by the
+analyzers; it is listed in the check, not a rejection of the run. A success trial without
+its commit file, or an error trial whose file is present but does not match, still fails
+the check: the context it was sent cannot be shown.
 """
 
 from __future__ import annotations
@@ -30,10 +38,17 @@ class EntrolyRunCheck:
     trials: int
     commits: int
     commits_dir: str
+    unprepared: tuple[str, ...] = ()
+    """``file:line (error_type)`` of each error trial whose commit file was never written."""
 
     def line(self) -> str:
-        return (f"verified: {self.commits} Entroly context commit(s) in {self.commits_dir} "
+        text = (f"verified: {self.commits} Entroly context commit(s) in {self.commits_dir} "
                 f"match their trials ({self.trials} trial(s) read)")
+        if self.unprepared:
+            text += (f"; {len(self.unprepared)} failed trial(s) name a commit the runner "
+                     f"never wrote (context preparation failed; not verified): "
+                     f"{', '.join(self.unprepared)}")
+        return text
 
 
 def _replayed_digest(commit: dict[str, object]) -> str:
@@ -52,6 +67,7 @@ def verify_entroly_trials(trials_path: str | os.PathLike[str],
     folder = Path(commits_dir) if commits_dir is not None else (
         trials.parent / f"{trials.stem}_context_commits")
     read = verified = 0
+    unprepared: list[str] = []
     for line in iter_jsonl(trials):
         trial = parse_trial(line.value, path=line.path, line=line.line)
         read += 1
@@ -60,6 +76,9 @@ def verify_entroly_trials(trials_path: str | os.PathLike[str],
         where = f"{line.path}:{line.line}"
         path = folder / f"{trial.task_id}.json"
         if not path.is_file():
+            if trial.failed:
+                unprepared.append(f"{where} ({trial.error_type})")
+                continue
             raise IntegrityError(f"{where}: context_commit_id: expected the commit file {path}, "
                                  "got none")
         commit = load_json_document(path)
@@ -75,4 +94,4 @@ def verify_entroly_trials(trials_path: str | os.PathLike[str],
             raise IntegrityError(f"{where}: context_sha256: expected {digest} (the context "
                                  f"replayed from {path}), got {trial.context_sha256}")
         verified += 1
-    return EntrolyRunCheck(read, verified, str(folder))
+    return EntrolyRunCheck(read, verified, str(folder), tuple(unprepared))

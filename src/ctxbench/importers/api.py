@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ctxbench.core import InputError
 from ctxbench.importers.common import (
@@ -11,6 +12,7 @@ from ctxbench.importers.common import (
     ImportSummary,
     Sample,
     TrialSettings,
+    not_context,
     pair_samples,
     public_eval_row,
     trial_record,
@@ -76,8 +78,9 @@ def import_inspect(baseline: Path_, treatment: Path_, *, trials: Path_ | None = 
     _same_run(base.info, treat.info)
     pairs = pair_samples(base.samples, treat.samples, baseline_source=str(baseline),
                          treatment_source=str(treatment))
-    return _write(pairs, trials=trials, rows=rows, arms=(base.info, treat.info),
-                  settings=settings)
+    summary = _write(pairs, trials=trials, rows=rows, arms=(base.info, treat.info),
+                     settings=settings)
+    return replace(summary, not_context=not_context(pairs, (str(baseline), str(treatment))))
 
 
 def import_swebench(reports: tuple[Path_, Path_], usage: tuple[Path_, Path_], *,

@@ -29,6 +29,7 @@ __all__ = [
     "ImportSummary",
     "Sample",
     "TrialSettings",
+    "not_context",
     "pair_samples",
     "public_eval_row",
     "trial_record",
@@ -65,6 +66,9 @@ class Sample:
     evidence_recall: float | None = None
     unsupported_claim_rate: float | None = None
     tool_calls: int | None = None
+    not_context: tuple[tuple[str, int], ...] = ()
+    """``(label, tokens)`` of model calls the log records that are not the tested context
+    (a grader, another role): reported beside the import, never counted."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -114,10 +118,31 @@ class ImportSummary:
 
     pairs: int
     written: tuple[tuple[str, int], ...]
+    not_context: tuple[tuple[str, str, int], ...] = ()
+    """``(arm source, label, tokens)``: calls left out of the context (see ``Sample``)."""
 
     def line(self) -> str:
         files = ", ".join(f"{path} ({n} record(s))" for path, n in self.written)
-        return f"imported {self.pairs} paired sample(s); wrote {files}"
+        text = f"imported {self.pairs} paired sample(s); wrote {files}"
+        if self.not_context:
+            left = "; ".join(f"{source}: {label}: {tokens} token(s)"
+                             for source, label, tokens in self.not_context)
+            text += f"\nnot counted as context (graders and other roles): {left}"
+        return text
+
+
+def not_context(pairs: Sequence[tuple[Sample, Sample]], sources: tuple[str, str]
+                ) -> tuple[tuple[str, str, int], ...]:
+    """The per-arm totals of every sample's ``not_context`` calls, by label."""
+    totals: dict[tuple[str, str], int] = {}
+    for pair in pairs:
+        for side, sample in enumerate(pair):
+            for label, tokens in sample.not_context:
+                key = (sources[side], label)
+                totals[key] = totals.get(key, 0) + tokens
+    order = {source: n for n, source in enumerate(sources)}
+    return tuple((source, label, n) for (source, label), n in
+                 sorted(totals.items(), key=lambda item: (order[item[0][0]], item[0][1])))
 
 
 def _index(samples: Sequence[Sample]) -> dict[tuple[str, int], Sample]:

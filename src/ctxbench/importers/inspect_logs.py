@@ -1,16 +1,21 @@
 """Inspect AI eval logs (``.eval`` / ``.json``) -> samples, read with Inspect's own reader.
 
 Token accounting follows Inspect's ``ModelUsage`` (``inspect_ai/model/_model_output.py``):
-``input_tokens`` EXCLUDES cache reads and writes (the prompt is ``input_tokens +
-input_tokens_cache_read + input_tokens_cache_write``), and ``output_tokens`` INCLUDES
-``reasoning_tokens`` (every provider adapter folds reasoning into output). So:
+since 0.3.184 ``input_tokens`` EXCLUDES cache reads and writes (the prompt is
+``input_tokens + input_tokens_cache_read + input_tokens_cache_write``), and
+``output_tokens`` INCLUDES ``reasoning_tokens`` (since 0.3.245 every provider adapter
+folds reasoning into output). So, for such logs:
 
 * uncached input = ``input_tokens``; cached input = ``input_tokens_cache_read``;
   cache writes = ``input_tokens_cache_write`` (absent: none reported);
 * output = ``output_tokens - reasoning_tokens``; reasoning = ``reasoning_tokens``.
 
-Only the usage of the model under evaluation (``eval.model``) is counted: a grader model's
-tokens are not the context the evaluated system sent. A sample's run is ``epoch - 1``.
+Older logs, the check against ``total_tokens`` and the separation of the tested model's
+calls from a grader's (only the model under evaluation, ``eval.model``, called outside
+scoring and without a role, is the context) are in :mod:`ctxbench.importers.inspect_usage`.
+A log whose run did not finish (``status`` other than ``success``) or in which every
+sample errored is refused: it holds no measurement to compare. A sample's run is
+``epoch - 1``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,13 @@ from typing import Any
 
 from ctxbench.core import InputError, TokenUsage, sha256_hex
 from ctxbench.importers.common import ArmInfo, Sample
+from ctxbench.importers.inspect_usage import (
+    UsageRule,
+    UsageSplit,
+    split_usage,
+    to_breakdown,
+    usage_rule,
+)
 
 __all__ = ["InspectArm", "read_inspect_log", "score_value"]
 
@@ -75,30 +87,15 @@ def _scorer(samples: list[Any], wanted: str | None, path: str) -> str:
     return names[0]
 
 
-def _usage(sample: Any, model: str, where: str, failed: bool) -> TokenUsage:
-    usage = (sample.model_usage or {}).get(model)
-    if usage is None:
+def _usage(sample: Any, model: str, where: str, failed: bool, rule: UsageRule
+           ) -> tuple[TokenUsage, UsageSplit]:
+    split = split_usage(sample, model, where)
+    if split.tested is None:
         if failed:
-            return TokenUsage()
+            return TokenUsage(), split
         raise InputError(f"{where}: model_usage: expected the token usage of {model}, got "
                          f"{', '.join(sorted(sample.model_usage or {})) or 'none'}")
-    reasoning = usage.reasoning_tokens or 0
-    if usage.output_tokens < reasoning:
-        raise InputError(f"{where}: model_usage.{model}.output_tokens: expected at least "
-                         f"reasoning_tokens ({reasoning}), got {usage.output_tokens}")
-    return TokenUsage(usage.input_tokens, usage.input_tokens_cache_read or 0,
-                      usage.input_tokens_cache_write or 0, usage.output_tokens - reasoning,
-                      reasoning)
-
-
-def _request_id(sample: Any) -> str | None:
-    for event in reversed(sample.events or []):
-        call = getattr(event, "call", None)
-        if getattr(event, "event", None) == "model" and call is not None:
-            response = call.response if isinstance(call.response, dict) else {}
-            ident = response.get("id")
-            return ident if isinstance(ident, str) and ident.strip() else None
-    return None
+    return to_breakdown(split.tested, rule, where, f"model_usage.{model}"), split
 
 
 def _context_digest(messages: list[Any]) -> str:
@@ -120,10 +117,10 @@ def _optional_score(sample: Any, scorer: str | None, where: str) -> float | None
 
 
 def _sample(sample: Any, path: str, model: str, scorer: str, evidence: str | None,
-            grounding: str | None) -> Sample:
+            grounding: str | None, rule: UsageRule) -> Sample:
     where = f"{path}: sample {sample.id!r} epoch {sample.epoch}"
     failed = sample.error is not None
-    usage = _usage(sample, model, where, failed)
+    usage, split = _usage(sample, model, where, failed, rule)
     score, resolved = 0.0, False
     if not failed:
         raw = (sample.scores or {}).get(scorer)
@@ -131,22 +128,34 @@ def _sample(sample: Any, path: str, model: str, scorer: str, evidence: str | Non
             raise InputError(f"{where}: scores.{scorer}: expected a score, got none")
         score = score_value(raw.value, where, scorer)
     passed: bool | None = resolved if failed else {1.0: True, 0.0: False}.get(score)
-    costs = [u.total_cost for u in (sample.model_usage or {}).values()]
-    usd = sum(c for c in costs if c is not None) if costs and None not in costs else None
     tool_calls = sum(len(getattr(m, "tool_calls", None) or []) for m in sample.messages
                      if m.role == "assistant")
     return Sample(
         instance_id=str(sample.id), run=sample.epoch - 1, where=where, failed=failed,
         error_type="inspect_sample_error" if failed else None, score=score, resolved=passed,
-        usage=usage, usd=usd,
+        usage=usage, usd=split.tested_cost,
         latency_ms=None if sample.total_time is None else sample.total_time * 1000.0,
-        request_id=_request_id(sample),
+        request_id=split.request_id,
         response_text=None if failed else sample.output.completion,
         context_sha256=_context_digest(sample.messages),
         evidence_recall=None if failed else _optional_score(sample, evidence, where),
         unsupported_claim_rate=None if failed else _optional_score(sample, grounding, where),
-        tool_calls=tool_calls,
+        tool_calls=tool_calls, not_context=split.others,
     )
+
+
+def _first_line(text: object) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[0][:160] if lines else "no message"
+
+
+def _finished(log: Any, path: str) -> None:
+    """Refuse a run Inspect did not finish: its samples are not the run's whole sample."""
+    if log.status != "success":
+        error = getattr(log, "error", None)
+        detail = f" ({_first_line(error.message)})" if error is not None else ""
+        raise InputError(f"{path}: status: expected \"success\" (a finished run; finish it "
+                         f"with inspect eval-retry), got {log.status!r}{detail}")
 
 
 def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None,
@@ -160,14 +169,22 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None,
     """
     shown = str(path)
     log = _read_eval_log(shown)
+    _finished(log, shown)
     samples = list(log.samples or [])
     if not samples:
         raise InputError(f"{shown}: samples: expected scored samples, got none (log status "
                          f"{log.status})")
+    errored = [s for s in samples if s.error is not None]
+    if len(errored) == len(samples):
+        first = min(errored, key=lambda s: (str(s.id), s.epoch))
+        raise InputError(f"{shown}: samples: expected at least one sample that ran without "
+                         f"error, got {len(samples)} of {len(samples)} errored (sample "
+                         f"{first.id!r} epoch {first.epoch}: {_first_line(first.error.message)})")
+    rule = usage_rule(log, shown)
     model = log.eval.model
     name = _scorer(samples, scorer, shown)
     provider = model.split("/", 1)[0]
-    read = tuple(_sample(s, shown, model, name, evidence_scorer, grounding_scorer)
+    read = tuple(_sample(s, shown, model, name, evidence_scorer, grounding_scorer, rule)
                  for s in samples)
     # Inspect computes total_cost from its model price table: a pricing snapshot.
     priced = all(s.usd is not None for s in read if not s.failed)

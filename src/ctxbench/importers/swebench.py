@@ -2,16 +2,24 @@
 
 The report is the one ``swebench.harness.run_evaluation`` writes at the end of a run
 (``swebench/harness/reporting.py``, ``make_run_report``:
-``<model_name_or_path>.<run_id>.json``). ctxbench reads its id lists:
+``<model_name_or_path>.<run_id>.json``). ctxbench reads its id lists as that function fills them:
 
-* ``submitted_ids``: the instances the run predicted -- the arm's tasks;
+* ``submitted_ids``: every id of the predictions file (``predictions.keys()``), whether or
+  not the run evaluated it;
 * ``resolved_ids``: resolved;
 * ``unresolved_ids``, ``empty_patch_ids``, ``error_ids``: not resolved (an empty patch or
   a harness error stays in the sample as a failure, as the public-eval protocol asks).
 
+``make_run_report`` walks the run's dataset (with ``--instance_ids``, only those ids) and
+puts every instance of it that has a prediction in exactly one of the four outcome lists.
+So the arm's tasks are the ids in an outcome list; a submitted id in none of them was
+outside the run (a subset run's predictions file holds more than the subset) and is not
+a task. ``incomplete_ids`` (dataset instances without a prediction) are not tasks either.
+
 Tokens are not in the report; they come from a usage JSONL (:mod:`ctxbench.importers.usage`)
-with one line per submitted instance. An instance without usage, usage for an instance
-the report did not submit, or a submitted instance the report never classified is an error.
+with one line per evaluated instance (lines for submitted instances outside the run are
+allowed and not read). An evaluated instance without usage, usage for an instance the
+report did not submit, or an outcome for an instance it did not submit is an error.
 """
 
 from __future__ import annotations
@@ -73,8 +81,7 @@ def read_swebench_arm(report: str | os.PathLike[str], usage: str | os.PathLike[s
     for iid in submitted:
         where = f"{path}: instance {iid!r}"
         if iid not in outcome:
-            raise InputError(f"{where}: expected a score (resolved, unresolved, empty patch "
-                             "or error), got none: the harness did not evaluate it")
+            continue  # submitted but outside the run's dataset (a subset run)
         used = by_id.get(iid, [])
         if not used:
             raise InputError(f"{usage}: instance_id: expected usage for {iid!r} (submitted in "

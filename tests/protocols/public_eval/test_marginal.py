@@ -20,6 +20,7 @@ from ctxbench.protocols.public_eval import (
     pair_rows,
     rows_from_lines,
 )
+from ctxbench.render.public_eval import render_markdown
 from ctxbench.schemas import validator
 
 SMOKE = Path(__file__).resolve().parent / "data" / "marginal-smoke"
@@ -95,6 +96,25 @@ def test_marginal_gross_and_net_case_is_supported_on_net() -> None:
     assert report["savings"]["tokens"]["percent_saved"] == 10.0
     assert report["savings"]["usd"]["percent_saved"] == 10.0
     assert report["status"] == "supported"
+
+
+def test_usd_measured_false_makes_governance_usd_unknown_not_zero() -> None:
+    # MARGINAL: a row with usd_measured false has no known dollars; its governance_usd
+    # (0.0 here) is not a measured zero.
+    base, treat = _arms(40, {"resolved": True, "tokens": 1000, "usd": 0.0,
+                             "usd_measured": False},
+                        {"resolved": True, "tokens": 700, "usd": 0.0, "usd_measured": False,
+                         "governance_tokens": 100, "governance_usd": 0.0})
+    tables = [rows_from_lines([JsonLine(name, i + 1, r) for i, r in enumerate(rows)],
+                              path=name) for name, rows in (("b.jsonl", base), ("t.jsonl", treat))]
+    analyzed = analyze(pair_rows(*tables), Settings(quality_margin_pp=10.0))
+    report = analyzed.to_json()
+    assert report["treatment"]["governance"]["governance_usd"] is None
+    assert report["treatment"]["usd"] is None and report["savings"]["usd"] is None
+    assert report["savings"]["tokens"]["percent_saved"] == 20.0
+    markdown = render_markdown(analyzed)
+    assert "| Governance USD | — | not measured | — |" in markdown
+    assert "| Governance USD | — | 0 |" not in markdown
 
 
 def test_marginal_minimum_net_savings_case_passes_through() -> None:

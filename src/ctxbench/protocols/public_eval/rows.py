@@ -16,7 +16,8 @@ runs. Rules (every one raises a located ``file:line: field: expected ..., got ..
   :func:`_check_breakdown`); ``usd_measured: true`` needs a ``usd``.
 
 An optional metric that is absent is *not measured* for that row (never 0); USD with
-``usd_measured: false`` is not measured either. Both are stored as NaN in the columns.
+``usd_measured: false`` (``usd`` and ``governance_usd``) is not measured either. Both are
+stored as NaN in the columns.
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ class RowTable:
     """The rows of one file as columns, in file order.
 
     ``metrics[name]`` is a float64 column with NaN where the row did not measure it;
-    ``usd`` is NaN also where the row said ``usd_measured: false``
-    (``usd_unmeasured`` counts those rows).
+    ``usd`` and ``governance_usd`` are NaN also where the row said ``usd_measured: false``
+    (``usd_unmeasured`` counts those rows): MARGINAL's flag covers every dollar of the
+    row, so a ``governance_usd`` written beside it is unknown too.
     """
 
     path: str
@@ -224,7 +226,9 @@ def rows_from_lines(lines: Iterable[JsonLine], *, path: str) -> RowTable:
     metrics["latency_ms"] = np.asarray(latency, dtype=np.float64)
     metrics["tool_calls"] = np.asarray(tools, dtype=np.float64)
     if usd_measured_false:
-        metrics["usd"][np.asarray(usd_measured_false, dtype=np.int64)] = np.nan
+        unmeasured = np.asarray(usd_measured_false, dtype=np.int64)
+        metrics["usd"][unmeasured] = np.nan
+        metrics["governance_usd"][unmeasured] = np.nan
     return RowTable(
         path=path,
         instance_id=np.asarray(ids, dtype=object),
