@@ -124,8 +124,8 @@ def test_h3_and_minimum_savings_thresholds() -> None:
     comp = comparison(run(records), "entroly")
     assert [h.passed for h in comp.hypotheses] == [True, True, False, True]
     assert comp.reasons[0].startswith(
-        "H3 (grounding) failed: upper bound of the unsupported-claim-rate delta 0.")
-    assert " > 0.01 (score test at the margin: T = " in comp.reasons[0]
+        "H3 (grounding) failed: upper bound of the unsupported-claim-rate delta +0.")
+    assert " > +0.0100 (score test at the margin: T = " in comp.reasons[0]
     prereg = replace(default_preregistration(), min_savings=(("hotpotqa", 0.6),))
     comp = comparison(run(simple(n=20), prereg), "entroly")
     assert comp.min_savings == 0.6
