@@ -43,8 +43,13 @@ def _split_cost(record: dict[str, Any], pricing: PricingSnapshot | None) -> tupl
     return input_part, total - input_part
 
 
-def _system(strategy: str) -> dict[str, str]:
+def _system(strategy: str, spec: ExperimentSpec) -> dict[str, str]:
     from ctxbench.compiler.discovery import strategy_source
+
+    external = next((c for c in spec.conditions
+                     if c.strategy == "external" and c.name == strategy), None)
+    if external is not None:  # a system behind the JSON protocol: its command names it
+        return {"name": strategy, "revision": f"external: {external.command}"[:300]}
 
     source = strategy_source(strategy)
     revision = source.get("version") or source.get("target") or "unknown"
@@ -62,7 +67,8 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
 
     ``evaluated`` names another strategy to stand as ECEB's evaluated system (its
     ``compiled``, spec §7): its trials are written as ``compiled``, beside the baseline's
-    and without the other strategies', and ``system.name`` is that strategy.
+    and without the other strategies', and ``system.name`` is that strategy. An
+    ``external`` condition is named by its condition name (two may run different systems).
     """
     by_name = {c.name: c for c in spec.conditions}
     tasks = {t.task_id: t for t in workload.tasks}
@@ -72,8 +78,9 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
         record = item.value
         task = tasks[record["task_id"]]
         strategy = record["strategy"]
+        base_name = record["condition"].split("@", 1)[0]
         if evaluated != "compiled":
-            if strategy == evaluated:
+            if (base_name if strategy == "external" else strategy) == evaluated:
                 strategy = "compiled"
             elif strategy != "full_permitted_context":
                 continue
@@ -86,7 +93,6 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
                 record["output_tokens"] + record["reasoning_tokens"] == 0:
             omitted += 1
             continue
-        base_name = record["condition"].split("@", 1)[0]
         condition = by_name[base_name]
         built = contexts.build(task, condition, record["budget"])
         if built.sha256 != record["context_sha256"]:
@@ -119,7 +125,7 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
         "corpus_root": workload.benchmark.root,
         "claim_class": claim_class,
         "system": ({"name": "ctxbench-compiler", "revision": __version__}
-                   if evaluated == "compiled" else _system(evaluated)),
+                   if evaluated == "compiled" else _system(evaluated, spec)),
         "model": {"provider": model.provider, "name": model.model},
         "judge": judge,
         "tokenizer": {"name": contexts.tokenizer.id},
