@@ -148,3 +148,28 @@ def test_longbench_refuses_jieba_datasets(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"zh\.jsonl:1: dataset: expected a dataset whose "
                        r"metric needs no Chinese word segmentation"):
         load_longbench(data)
+
+
+def test_no_strategy_adds_tokens_when_it_keeps_everything(tmp_path: Path) -> None:
+    from .conftest import write_qa
+
+    write_qa(tmp_path / "qa.jsonl")
+    conditions = "".join(f'[[conditions]]\nstrategy = "{s}"\nbudgets = [4000]\n'
+                         for s in ("truncate-tail", "truncate-head", "middle-out"))
+    (tmp_path / "exp.toml").write_text(
+        'name = "keep"\nseed = 1\nreplicates = 1\noutput = "out"\n'
+        '[workload]\nsource = "qa.jsonl"\n[model]\nprovider = "fixture"\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n' + conditions,
+        encoding="utf-8")
+    run_experiment(tmp_path / "exp.toml")
+    records = list(_trials(tmp_path / "out" / "trials.jsonl"))
+    base = {r["task_id"]: r for r in records if r["strategy"] == "full_permitted_context"}
+    kept = [r for r in records if r["strategy"] != "full_permitted_context"]
+    assert len(kept) == 3 * len(base) > 0
+    for r in kept:
+        b = base[r["task_id"]]
+        assert (r["context_tokens"], r["context_sha256"]) == (
+            b["context_tokens"], b["context_sha256"]), r["condition"]
+    cef = json.loads((tmp_path / "out" / "cef-report.json").read_text(encoding="utf-8"))
+    for comp in cef["aggregate"]["comparisons"]:
+        assert comp["context_reduction"]["estimate"] == 0.0, comp["condition"]

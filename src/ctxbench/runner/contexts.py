@@ -139,13 +139,9 @@ class ContextBuilder:
             self.check_budgets([(task, f"{condition.name}@{budget}", budget)])
         if self.workload.format == "bfcl":
             return self._tools(task, condition, effective, started)
-        if self.workload.format in ("qa", "longbench") and \
-                condition.strategy == "full_permitted_context":
-            text = task.context or ""
-            return BuiltContext(text=text, sha256=sha256_hex(text.encode("utf-8")),
-                                token_count=self.tokenizer.count(text), selected=(),
-                                commit_id=None, rendered_blake3=blake3_hex(text.encode("utf-8")),
-                                compile_ms=(time.perf_counter() - started) * 1000)
+        # A QA row's context is a one-file corpus; its baseline is that file's canonical
+        # packet, like every strategy's, so a strategy that keeps everything sends the
+        # same bytes as the baseline (the raw text cost 4 tokens less than any packet).
         if self.workload.format == "eceb":
             bench_task = self.workload.benchmark.task(task.task_id)
             policy = Policy(bench_task.allowed_classifications, bench_task.denied_artifacts)
