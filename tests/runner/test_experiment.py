@@ -237,3 +237,19 @@ def test_external_strategy_and_progress_bar(make_spec: Callable[..., Path]) -> N
     assert {r["condition"] for r in external} == {"packer@300"}
     assert all(str(r["context_commit_id"]).startswith("ctx_") for r in external)
     assert_valid_trials(spec.parent / "out" / "trials.jsonl")
+
+
+def test_no_artifact_holds_an_absolute_path(make_spec: Callable[..., Path]) -> None:
+    spec = make_spec(replicates=1)
+    out = spec.parent / "out"
+    run_experiment(spec)
+    for path in sorted(out.iterdir()):
+        if path.suffix in (".json", ".md", ".jsonl"):
+            assert str(spec.parent) not in path.read_text(encoding="utf-8"), path.name
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["spec"]["path"] == "../exp.toml"
+    assert manifest["workload"]["source"] == "../qa.jsonl"
+    assert manifest["workload"]["version"].startswith("blake3:")
+    cef = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
+    assert cef["methodology"]["reproduce"] == (
+        "ctxbench cef analyze trials.jsonl --prereg cef-prereg.json --output cef-report.json")

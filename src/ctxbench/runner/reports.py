@@ -94,8 +94,8 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
 
     out = trials_path.parent
     prereg = spec.preregistration or out / "cef-prereg.json"
-    cef_report = analyze_files([trials_path], prereg)
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
+    cef_report = analyze_files([trials_path], prereg, output=paths["cef-report.json"])
     _write_pair(paths["cef-report.json"], paths["cef-report.md"],
                 _noted(cef_report.to_json(), labels))
     verdicts = cef_verdicts(cef_report)
