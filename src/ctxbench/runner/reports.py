@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import CtxbenchError, atomic_write_json, atomic_write_text, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
-from ctxbench.runner.eceb_run import build_eceb_run
+from ctxbench.runner.eceb_run import build_eceb_run, system_key
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.spec import ExperimentSpec
@@ -107,10 +107,9 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
                                        trials_path, labels, judge)
         paths.update(eceb_paths)
         verdicts.extend(eceb_lines)
-        # Each plugin strategy, and each external condition (by its name), as ECEB's
-        # evaluated system beside the baseline.
-        for strategy in dict.fromkeys(c.name if c.strategy == "external" else c.strategy
-                                      for c in spec.conditions):
+        # Each plugin strategy, and each external or module:attr condition (by its
+        # name), as ECEB's evaluated system beside the baseline.
+        for strategy in dict.fromkeys(system_key(c) for c in spec.conditions):
             if strategy in ("full_permitted_context", "naive_top_k", "compiled"):
                 continue
             try:
