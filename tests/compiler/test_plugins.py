@@ -37,6 +37,7 @@ def seed() -> tuple[ContextIndex, Policy, str]:
     index = ContextIndex.build(Corpus.from_benchmark(benchmark, SEED.corpus),
                                get_tokenizer("cl100k_base"))
     task = benchmark.task(TASK)
+    assert task is not None
     return index, Policy.from_task(task), task.query
 
 

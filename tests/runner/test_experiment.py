@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from ctxbench.runner.loopback import LoopbackServer
 from ctxbench.schemas import validator
 
 
-def trials(path: Path) -> list[dict[str, object]]:
+def trials(path: Path) -> list[dict[str, Any]]:
     return [item.value for item in iter_jsonl(path)]
 
 
@@ -161,7 +162,7 @@ def test_no_response_means_an_error_trial_with_zero_usage(
         assert r["outcome"] == "error" and r["error_type"] == "connection_error"
         assert r["usage_source"] == "provider_error" and r["context_tokens"] == 0
         assert r["response_text"] is None and r["task_score"] == 0.0
-        assert len(r["attempts"]) == 2  # type: ignore[arg-type]
+        assert len(r["attempts"]) == 2
         assert str(r["provider_request_id"]).startswith("unavailable:")
     assert_valid_trials(spec.parent / "out" / "trials.jsonl")
 
