@@ -168,3 +168,26 @@ def test_flags_below_the_floors_are_rejected(example: Path, flag: str, value: st
                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert ctxbench("cef", "analyze", "trials.jsonl", flag, value) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_report_records_paths_relative_to_itself(
+        example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = example / "reports" / "today"
+    elsewhere.mkdir(parents=True)
+    assert ctxbench("cef", "analyze", str(example / "trials.jsonl"), "--prereg",
+                    str(example / "prereg.toml"), "--output",
+                    str(elsewhere / "report.json")) == 0
+    first = (elsewhere / "report.json").read_bytes()
+    report = json.loads(first)
+    assert str(example) not in first.decode("utf-8")
+    assert report["methodology"]["reproduce"] == (
+        "ctxbench cef analyze ../../trials.jsonl --prereg ../../prereg.toml "
+        "--output report.json")
+    invocation = report["methodology"]["invocation"]
+    assert [f["path"] for f in invocation["trial_files"]] == ["../../trials.jsonl"]
+    assert invocation["preregistration_file"]["path"] == "../../prereg.toml"
+    assert all(len(f["blake3"]) == 64 for f in invocation["trial_files"])
+    # The recorded command, run from the report's folder, writes the same bytes.
+    monkeypatch.chdir(elsewhere)
+    assert ctxbench(*invocation["command"][1:]) == 0
+    assert (elsewhere / "report.json").read_bytes() == first

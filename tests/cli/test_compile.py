@@ -35,7 +35,8 @@ def test_compile_writes_a_commit_that_verifies(
     assert not list(validator("ctxbench.context-commit.v1").iter_errors(commit))
     assert out == (
         f"compiled: {commit['token_count']} tokens (local count, tiktoken:cl100k_base) of "
-        f"budget 256; {len(commit['excerpts'])} excerpt(s): "
+        f"packet budget 256 (a run's prompt budget 363 = this packet's room + the prompt's "
+        f"overhead of 107 tokens for this query); {len(commit['excerpts'])} excerpt(s): "
         f"{', '.join(e['artifact_id'] for e in commit['excerpts'])}; "
         f"commit {commit['commit_id']}\n"
     )
@@ -145,3 +146,37 @@ def test_unreadable_context_file_is_one_line_error(
                    "at offset 5\n")
     code, _, err = _run([*verify, str(tmp_path / "missing.txt")], capsys)
     assert code == 2 and "missing.txt" in err and "Traceback" not in err
+
+
+def test_a_packet_budget_is_shown_beside_the_prompt_budget_a_run_needs_for_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    from ctxbench.runner.experiment import run_experiment
+
+    task = "payments-failover-region"
+    code, out, _ = _run([*BASE, "--task", task, "--budget", "128"], capsys)
+    found = re.search(r"of packet budget 128 \(a run's prompt budget (\d+) = this packet's "
+                      r"room \+ the prompt's overhead of (\d+) tokens for this query\)", out)
+    assert code == 0 and found, out
+    prompt, overhead = int(found[1]), int(found[2])
+    assert prompt == 128 + overhead
+    commit = re.search(r"commit (ctx_[0-9a-f]+)", out)
+    assert commit
+    # That prompt budget in a run gives the packet this same 128-token room: the same
+    # commit, and the run prints the two budgets side by side.
+    spec = tmp_path / "seed.toml"
+    spec.write_text(
+        'name = "budgets"\nseed = 1\nreplicates = 1\noutput = "out"\n'
+        '[workload]\nsource = "builtin:enterprise-seed"\nlimit = 1\n'
+        '[model]\nprovider = "fixture"\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n'
+        f'[[conditions]]\nstrategy = "compiled"\nbudgets = [{prompt}]\n', encoding="utf-8")
+    summary = run_experiment(spec)
+    trials = [json.loads(line) for line in (summary.output / "trials.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    compiled = [t for t in trials if t["strategy"] == "compiled"]
+    assert [t["task_id"] for t in compiled] == [task]
+    assert compiled[0]["context_commit_id"] == commit[1]
+    assert summary.budgets == [f"budget compiled@{prompt}: prompt {prompt} tokens = packet "
+                               f"128 + prompt overhead {overhead} (1 task(s))"]

@@ -94,3 +94,29 @@ def test_render_rejects_other_documents(tmp_path: Path,
     code, _, err = _run(capsys, "eceb", "render", str(other))
     assert code == 2
     assert f"{other}: /schema: expected \"symgliph.eceb/report-v0.1\"" in err
+
+
+def test_register_says_which_claim_class_it_declared(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# handbook\n", encoding="utf-8")
+    rules = tmp_path / "rules.toml"
+    rules.write_text('benchmark_id = "mine"\n[[rule]]\nglob = "*.md"\nkind = "runbook"\n'
+                     'classification = "internal"\n', encoding="utf-8")
+    out_path = tmp_path / "b.json"
+    base = ["eceb", "register", str(corpus), "--map", str(rules), "--output", str(out_path)]
+    code, out, _ = _run(capsys, *base)
+    assert code == 0 and ("claim_class conformance_seed (the default, the weakest class; "
+                          "declare yours with --claim-class (docs/eceb.md))") in out
+    code, out, _ = _run(capsys, *base, "--claim-class", "enterprise_validated")
+    assert code == 0 and "claim_class enterprise_validated (from --claim-class)" in out
+    assert json.loads(out_path.read_text())["claim_class"] == "enterprise_validated"
+    rules.write_text('claim_class = "public_reproduction"\n' + rules.read_text(),
+                     encoding="utf-8")
+    code, out, _ = _run(capsys, *base)
+    assert code == 0 and f"claim_class public_reproduction (from {rules})" in out
+    code, _, err = _run(capsys, *base, "--claim-class", "enterprise_validated")
+    assert code == 2 and err.strip() == (
+        f"ctxbench: error: {rules}: claim_class: expected 'enterprise_validated' (the class "
+        "passed in) or no claim_class, got 'public_reproduction'")

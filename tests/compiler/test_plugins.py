@@ -37,6 +37,7 @@ def seed() -> tuple[ContextIndex, Policy, str]:
     index = ContextIndex.build(Corpus.from_benchmark(benchmark, SEED.corpus),
                                get_tokenizer("cl100k_base"))
     task = benchmark.task(TASK)
+    assert task is not None
     return index, Policy.from_task(task), task.query
 
 
@@ -204,7 +205,7 @@ def test_compile_cli_takes_any_installed_strategy(tmp_path: Path,
     assert run_guarded(cli, [*task, "truncate-tail", "--output", str(tmp_path / "c.json")],
                        debug=False) == 0
     out = capsys.readouterr().out
-    assert out.startswith("truncate-tail: ") and "of budget 400" in out
+    assert out.startswith("truncate-tail: ") and "of packet budget 400 (a run" in out
     assert run_guarded(cli, [*task, "nope"], debug=False) == 2
     err = capsys.readouterr().err
     assert "got 'nope'" in err and len(err.strip().splitlines()) == 1

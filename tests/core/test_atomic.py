@@ -136,3 +136,10 @@ def test_report_json_bytes_is_deterministic_and_round_trips(value: object) -> No
     assert first == report_json_bytes(value)
     assert first.endswith(b"\n")
     assert json.loads(first) == value
+
+
+def test_path_from_is_relative_to_the_artifacts_folder(tmp_path: Path) -> None:
+    from ctxbench.core.atomic import path_from
+
+    assert path_from(tmp_path / "out", tmp_path / "data" / "t.jsonl") == "../data/t.jsonl"
+    assert path_from(tmp_path, tmp_path / "t.jsonl") == "t.jsonl"

@@ -66,3 +66,19 @@ def test_cost_references_say_when_the_list_is_cut() -> None:
     assert f"(the first {listed} of" not in render_markdown(report)
     cc["cost_source_references_total"] = listed + 7
     assert f"(the first {listed} of {listed + 7})" in render_markdown(report)
+
+
+def test_the_frontier_shows_failures_and_conditions_that_are_not_evaluable() -> None:
+    md = render_markdown(_report("cef-failure-heavy"))
+    assert "| yes (17 of 60 trials failed) |" in md
+    assert "Pareto frontier (descriptive): raw, entroly (17 of 60 trials failed)" in md
+    changed = _report("cef-failure-heavy")
+    for block in (changed["aggregate"], *changed["strata"]):
+        for p in block["operating_points"]:
+            if p["condition"] == "entroly":
+                p["failures"], p["on_pareto_frontier"] = p["trials"], False
+        block["pareto_frontier"] = ["raw"]
+    md = render_markdown(changed)
+    assert "| not evaluable (60 of 60 trials failed) |" in md
+    assert ("Pareto frontier (descriptive): raw; not evaluable (every trial failed): "
+            "entroly") in md

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from ctxbench.runner.loopback import LoopbackServer
 from ctxbench.schemas import validator
 
 
-def trials(path: Path) -> list[dict[str, object]]:
+def trials(path: Path) -> list[dict[str, Any]]:
     return [item.value for item in iter_jsonl(path)]
 
 
@@ -161,7 +162,7 @@ def test_no_response_means_an_error_trial_with_zero_usage(
         assert r["outcome"] == "error" and r["error_type"] == "connection_error"
         assert r["usage_source"] == "provider_error" and r["context_tokens"] == 0
         assert r["response_text"] is None and r["task_score"] == 0.0
-        assert len(r["attempts"]) == 2  # type: ignore[arg-type]
+        assert len(r["attempts"]) == 2
         assert str(r["provider_request_id"]).startswith("unavailable:")
     assert_valid_trials(spec.parent / "out" / "trials.jsonl")
 
@@ -237,3 +238,19 @@ def test_external_strategy_and_progress_bar(make_spec: Callable[..., Path]) -> N
     assert {r["condition"] for r in external} == {"packer@300"}
     assert all(str(r["context_commit_id"]).startswith("ctx_") for r in external)
     assert_valid_trials(spec.parent / "out" / "trials.jsonl")
+
+
+def test_no_artifact_holds_an_absolute_path(make_spec: Callable[..., Path]) -> None:
+    spec = make_spec(replicates=1)
+    out = spec.parent / "out"
+    run_experiment(spec)
+    for path in sorted(out.iterdir()):
+        if path.suffix in (".json", ".md", ".jsonl"):
+            assert str(spec.parent) not in path.read_text(encoding="utf-8"), path.name
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["spec"]["path"] == "../exp.toml"
+    assert manifest["workload"]["source"] == "../qa.jsonl"
+    assert manifest["workload"]["version"].startswith("blake3:")
+    cef = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
+    assert cef["methodology"]["reproduce"] == (
+        "ctxbench cef analyze trials.jsonl --prereg cef-prereg.json --output cef-report.json")

@@ -68,3 +68,44 @@ def test_eceb_reports_for_every_strategy_on_the_seed(tmp_path: Path) -> None:
                for line in lines if not line.startswith("ECEB naive_top_k:")), lines
     assert any(re.fullmatch(r"ECEB naive_top_k: [0-3]/3 tasks qualified(, .*)?", line)
                for line in lines), lines
+
+
+def test_an_external_system_gets_an_eceb_verdict(tmp_path: Path) -> None:
+    spec = tmp_path / "seed.toml"
+    spec.write_text(
+        'name = "seed-external"\nseed = 3\nreplicates = 1\noutput = "out"\n\n'
+        '[workload]\nsource = "builtin:enterprise-seed"\nlimit = 2\n\n'
+        '[model]\nprovider = "fixture"\n\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
+        '[[conditions]]\nname = "packer"\nstrategy = "external"\n'
+        'command = "runner.external_packer:pack"\nbudgets = "ladder"\n\n'
+        '[[conditions]]\nstrategy = "truncate-tail"\nbudgets = "ladder"\n',
+        encoding="utf-8")
+    summary = run_experiment(spec)
+    out = summary.output
+    run = json.loads((out / "eceb-packer" / "eceb-run.json").read_text(encoding="utf-8"))
+    assert run["system"] == {"name": "packer",
+                             "revision": "external: runner.external_packer:pack"}
+    assert {o["strategy"] for o in run["observations"]} == {"full_permitted_context",
+                                                             "compiled"}
+    report = json.loads((out / "eceb-packer" / "eceb-report.json").read_text(
+        encoding="utf-8"))
+    assert not list(validator("symgliph.eceb/report-v0.1").iter_errors(report))
+    lines = [v for v in summary.verdicts if v.startswith("ECEB packer")]
+    assert len(lines) == 1 and re.fullmatch(
+        r"ECEB packer: [0-2]/13 tasks qualified(, .*)?", lines[0]), lines
+
+
+def test_verdict_lines_only_for_conditions_that_ran(tmp_path: Path) -> None:
+    spec = tmp_path / "seed.toml"
+    spec.write_text(
+        'name = "seed-lines"\nseed = 3\nreplicates = 1\noutput = "out"\n\n'
+        '[workload]\nsource = "builtin:enterprise-seed"\nlimit = 1\n\n'
+        '[model]\nprovider = "fixture"\n\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n\n'
+        '[[conditions]]\nstrategy = "truncate-tail"\nbudgets = "ladder"\n',
+        encoding="utf-8")
+    summary = run_experiment(spec)
+    lines = [v for v in summary.verdicts if v.startswith("ECEB")]
+    # No "ECEB compiled" nor "ECEB naive_top_k: not run": the spec has neither.
+    assert [line.split(":")[0] for line in lines] == ["ECEB truncate-tail"], lines

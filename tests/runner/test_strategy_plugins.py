@@ -227,8 +227,26 @@ def test_spec_takes_installed_names_and_refuses_others() -> None:
     assert parsed.conditions[1].name == "middle-out"
     with pytest.raises(InputError, match=r"x.toml: \[conditions\]\[1\].strategy: expected one "
                                          r"of full_permitted_context, .*chunk-bm25, entroly "
-                                         r"\(installed: ctxbench strategies\), got the string "
+                                         r"\(installed: ctxbench strategies\), or "
+                                         r"module:attr, got the string "
                                          '"nope"'):
         parse_spec(spec({"strategy": "nope", "budgets": [64]}), path=Path("/t/x.toml"))
     with pytest.raises(InputError, match=r"\[conditions\]\[1\].budgets: expected budgets"):
         parse_spec(spec({"strategy": "entroly"}), path=Path("/t/x.toml"))
+
+
+def test_module_attr_instances_and_functions_run_in_an_experiment(
+        make_spec: Callable[..., Path]) -> None:
+    conditions = ('[[conditions]]\nstrategy = "full_permitted_context"\n\n'
+                  '[[conditions]]\nstrategy = "compiler.plugin_forms:INSTANCE"\n'
+                  'budgets = [200]\n\n'
+                  '[[conditions]]\nstrategy = "compiler.plugin_forms:best_chunk"\n'
+                  'budgets = [200]\n')
+    summary = run_experiment(make_spec(conditions=conditions, replicates=1))
+    records = _records(summary.output)
+    for name in ("best-chunk", "compiler.plugin_forms.best_chunk"):
+        rows = [r for r in records if r["condition"] == f"{name}@200"]
+        assert rows and all(r["outcome"] == "success" for r in rows), name
+    manifest = json.loads((summary.output / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["strategies"]["compiler.plugin_forms:INSTANCE"] == {
+        "origin": "module:attr", "target": "compiler.plugin_forms:INSTANCE"}

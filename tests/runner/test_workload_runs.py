@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ budgets = [250, 500]
 """
 
 
-def _trials(path: Path) -> list[dict[str, object]]:
+def _trials(path: Path) -> list[dict[str, Any]]:
     return [item.value for item in iter_jsonl(path)]
 
 
@@ -61,7 +62,7 @@ def test_bfcl_slice_runs_end_to_end_with_cef_and_eceb_reports(tmp_path: Path) ->
     base = {r["task_id"]: r for r in records if r["condition"] == "full_permitted_context"}
     small = [r for r in records if r["budget"] == 250]
     # Fewer schemas, fewer prompt tokens: the fixture counts the schemas it is shown.
-    assert all(int(r["context_tokens"]) < int(base[r["task_id"]]["context_tokens"])  # type: ignore[call-overload]
+    assert all(int(r["context_tokens"]) < int(base[r["task_id"]]["context_tokens"])
                for r in small if len(tasks[str(r["task_id"])].schemas) > 1)
     # Evidence recall: the share of the ground truth's functions among those sent.
     assert {r["evidence_recall"] for r in base.values()} == {1.0}
@@ -148,3 +149,28 @@ def test_longbench_refuses_jieba_datasets(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"zh\.jsonl:1: dataset: expected a dataset whose "
                        r"metric needs no Chinese word segmentation"):
         load_longbench(data)
+
+
+def test_no_strategy_adds_tokens_when_it_keeps_everything(tmp_path: Path) -> None:
+    from .conftest import write_qa
+
+    write_qa(tmp_path / "qa.jsonl")
+    conditions = "".join(f'[[conditions]]\nstrategy = "{s}"\nbudgets = [4000]\n'
+                         for s in ("truncate-tail", "truncate-head", "middle-out"))
+    (tmp_path / "exp.toml").write_text(
+        'name = "keep"\nseed = 1\nreplicates = 1\noutput = "out"\n'
+        '[workload]\nsource = "qa.jsonl"\n[model]\nprovider = "fixture"\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n' + conditions,
+        encoding="utf-8")
+    run_experiment(tmp_path / "exp.toml")
+    records = list(_trials(tmp_path / "out" / "trials.jsonl"))
+    base = {r["task_id"]: r for r in records if r["strategy"] == "full_permitted_context"}
+    kept = [r for r in records if r["strategy"] != "full_permitted_context"]
+    assert len(kept) == 3 * len(base) > 0
+    for r in kept:
+        b = base[r["task_id"]]
+        assert (r["context_tokens"], r["context_sha256"]) == (
+            b["context_tokens"], b["context_sha256"]), r["condition"]
+    cef = json.loads((tmp_path / "out" / "cef-report.json").read_text(encoding="utf-8"))
+    for comp in cef["aggregate"]["comparisons"]:
+        assert comp["context_reduction"]["estimate"] == 0.0, comp["condition"]

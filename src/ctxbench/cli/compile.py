@@ -14,11 +14,19 @@ from ctxbench.compiler.strategies import STRATEGIES, CompiledContext
 from ctxbench.core import InputError
 
 
-def _summary(packet: CompiledContext) -> str:
-    budget = "none" if packet.budget is None else str(packet.budget)
+def _summary(packet: CompiledContext, tokenizer: str) -> str:
+    budget = "budget none" if packet.budget is None else f"packet budget {packet.budget}"
+    if packet.budget is not None:
+        # The same packet in a run: there a budget is the whole prompt's (docs/runner.md).
+        from ctxbench.compiler import get_tokenizer
+        from ctxbench.runner.contexts import prompt_overhead
+
+        overhead = prompt_overhead(str(packet.commit["query"]), get_tokenizer(tokenizer).count)
+        budget += (f" (a run's prompt budget {packet.budget + overhead} = this packet's room "
+                   f"+ the prompt's overhead of {overhead} tokens for this query)")
     line = (
         f"{packet.strategy}: {packet.token_count} tokens (local count, {packet.tokenizer_id}) "
-        f"of budget {budget}; {len(packet.selected)} excerpt(s): "
+        f"of {budget}; {len(packet.selected)} excerpt(s): "
         f"{', '.join(packet.artifact_ids) or '-'}; commit {packet.commit_id}"
     )
     if packet.empty_reason:
@@ -96,9 +104,9 @@ def compile_group(
         atomic_write_json(output, packet.commit)
     if print_text:
         click.echo(packet.text, nl=False)
-        click.echo(_summary(packet), err=True)
+        click.echo(_summary(packet, tokenizer), err=True)
     else:
-        click.echo(_summary(packet))
+        click.echo(_summary(packet, tokenizer))
 
 
 @compile_group.command("verify")
@@ -194,4 +202,4 @@ def batch_command(benchmark: str, corpus: str, tasks: tuple[str, ...], budgets: 
     for packet, path in compile_batch(benchmark, corpus, tasks=tasks, budgets=budgets,
                                       strategy=strategy, tokenizer=tokenizer,
                                       output_dir=output_dir):
-        click.echo(f"{path}: {_summary(packet)}")
+        click.echo(f"{path}: {_summary(packet, tokenizer)}")

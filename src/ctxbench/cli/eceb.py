@@ -9,7 +9,8 @@ import click
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_json, atomic_write_text, report_json_bytes
 from ctxbench.protocols.eceb.api import benchmark_root, evaluate_files, load_report
-from ctxbench.protocols.eceb.register import register_directory
+from ctxbench.protocols.eceb.model import CLAIM_CLASSES
+from ctxbench.protocols.eceb.register import DEFAULT_CLAIM_CLASS, load_rules, register_directory
 from ctxbench.render.eceb import render_markdown
 from ctxbench.render.markdown import with_notes
 
@@ -46,17 +47,30 @@ def root(benchmark: Path, corpus: Path | None) -> None:
 @click.option("--map", "rules", type=_FILE, required=True,
               help="TOML path rules assigning kind and classification.")
 @click.option("--output", type=_FILE, required=True, help="Where to write the benchmark.")
-def register(directory: Path, rules: Path, output: Path) -> None:
+@click.option("--claim-class", "claim_class", type=click.Choice(CLAIM_CLASSES), default=None,
+              help="The benchmark's claim class (ECEB-0.1 §15); else the rules file's, else "
+                   f"{DEFAULT_CLAIM_CLASS} (printed). Your own documents: docs/eceb.md.")
+def register(directory: Path, rules: Path, output: Path, claim_class: str | None) -> None:
     """Register every file of a directory as a benchmark skeleton (no tasks yet).
 
     \b
     Example:
-      ctxbench eceb register corpus/ --map rules.toml --output benchmark.json
+      ctxbench eceb register corpus/ --map rules.toml --output benchmark.json \\
+          --claim-class enterprise_validated
     """
-    document = register_directory(directory, rules)
+    document = register_directory(directory, rules, claim_class)
     atomic_write_json(output, document)
+    chosen = document["claim_class"]
+    if claim_class is not None:
+        source = "from --claim-class"
+    elif load_rules(rules)[1] is not None:
+        source = f"from {rules}"
+    else:
+        source = ("the default, the weakest class; declare yours with --claim-class "
+                  "(docs/eceb.md)")
     click.echo(f"registered {len(document['corpus']['artifacts'])} artifacts, "
-               f"root {document['corpus']['root']} -> {output}")
+               f"root {document['corpus']['root']}, claim_class {chosen} ({source}) "
+               f"-> {output}")
 
 
 @eceb.command("evaluate")

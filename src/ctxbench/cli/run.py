@@ -21,6 +21,8 @@ def print_summary(summary: RunSummary) -> None:
                    "moved to trials.jsonl.torn; that trial ran again", err=True)
     click.echo(f"run {summary.run_id}: {summary.completed} trial(s) run, {summary.skipped} "
                f"already recorded, {summary.planned} planned")
+    for line in summary.budgets:
+        click.echo(line)
     for verdict in summary.verdicts:
         click.echo(verdict)
     for name, path in summary.reports.items():

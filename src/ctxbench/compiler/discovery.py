@@ -38,6 +38,7 @@ __all__ = [
     "get_strategy",
     "installed_strategies",
     "is_strategy_name",
+    "is_target",
     "strategy_source",
     "strategy_table",
 ]
@@ -132,7 +133,12 @@ def is_strategy_name(name: str) -> bool:
     return any(i.name == name and i.problem is None for i in installed_strategies())
 
 
-def _load(target: str, name: str) -> Strategy:
+def is_target(name: str) -> bool:
+    """True when ``name`` is a ``module:attr`` target rather than an installed name."""
+    return _TARGET.fullmatch(name) is not None
+
+
+def _load(target: str, name: str, function_name: str | None = None) -> Strategy:
     module_name, _, attr = target.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
@@ -150,7 +156,7 @@ def _load(target: str, name: str) -> Strategy:
     if isinstance(obj, Strategy):
         return obj
     if callable(obj):
-        return _FunctionStrategy(name, obj)
+        return _FunctionStrategy(function_name or name, obj)
     raise InputError(f"strategy {name}: {target} is neither a strategy nor callable")
 
 
@@ -161,7 +167,8 @@ def get_strategy(name: str) -> Strategy:
     Raises InputError naming what is installed when nothing matches.
     """
     if _TARGET.fullmatch(name):
-        strategy = _load(name, name)
+        # A plain function has no name of its own: it takes its target's, ":" read as ".".
+        strategy = _load(name, name, name.replace(":", ".").lower())
         if not NAME.fullmatch(strategy.name):
             raise InputError(f"strategy {name}: name: expected a slug "
                              f"[a-z0-9][a-z0-9_.+-]{{0,47}}, got {strategy.name[:60]!r}")

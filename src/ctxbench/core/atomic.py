@@ -1,4 +1,5 @@
-"""Atomic file writes (temp file in the same directory, fsync, rename) and report JSON."""
+"""Atomic file writes (temp file in the same directory, fsync, rename), report JSON, and
+the paths an artifact records (relative to where it is written)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from typing import Any
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "report_json_bytes"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "path_from",
+           "report_json_bytes"]
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -66,3 +68,15 @@ def report_json_bytes(value: Any) -> bytes:
 def atomic_write_json(path: str | os.PathLike[str], value: Any) -> None:
     """Atomically write a report-style JSON document (see :func:`report_json_bytes`)."""
     atomic_write_bytes(path, report_json_bytes(value))
+
+
+def path_from(artifact_dir: str | os.PathLike[str] | None,
+              path: str | os.PathLike[str]) -> str:
+    """``path`` as an artifact records it: relative to the directory the artifact is
+    written in (None: the current directory), with ``/`` separators.
+
+    Reports and manifests move between machines, so they hold no absolute path; a
+    command recorded in one runs from the artifact's directory.
+    """
+    base = Path.cwd() if artifact_dir is None else Path(artifact_dir)
+    return Path(os.path.relpath(Path(path).absolute(), base.absolute())).as_posix()

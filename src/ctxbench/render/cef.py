@@ -18,6 +18,7 @@ from ctxbench.protocols.cef.model import (
     OperatingPoint,
     Stratum,
 )
+from ctxbench.render.cef_frontier import frontier_cell, frontier_line
 from ctxbench.render.outcomes import outcome_line
 from ctxbench.render.plan import recorded_plan_line
 
@@ -54,7 +55,7 @@ def _operating_points(points: Sequence[OperatingPoint]) -> list[str]:
         p.condition, str(p.trials), str(p.failures), _num(p.task_score),
         _num(p.evidence_recall), _num(p.unsupported_claim_rate),
         _num(p.context_tokens_mean, 1), _num(p.billed_cost_usd_mean, 6),
-        _num(p.latency_ms_mean, 1), "yes" if p.on_pareto_frontier else "no",
+        _num(p.latency_ms_mean, 1), frontier_cell(p),
     ] for p in points]
     return _table(["condition", "trials", "failures", "task score", "evidence recall",
                    "unsupported-claim rate", "mean context tokens", "mean cost (USD)",
@@ -110,7 +111,7 @@ def _section(title: str, block: Stratum | Aggregate, level: str) -> list[str]:
     out = [f"{level} {title}", ""]
     out += [f"{level}# Operating points", ""]
     out += _operating_points(block.operating_points)
-    out += ["", f"Pareto frontier (descriptive): {', '.join(block.pareto_frontier)}", ""]
+    out += ["", f"Pareto frontier (descriptive): {frontier_line(block.operating_points)}", ""]
     out += [f"{level}# Paired results against the baseline", ""]
     out += _paired(block.comparisons)
     out += [""]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,10 +24,16 @@ from ctxbench.runner.workload import Workload, WorkTask
 if TYPE_CHECKING:
     from ctxbench.compiler.render import Excerpt
 
-__all__ = ["BuiltContext", "ContextBuilder"]
+__all__ = ["BuiltContext", "ContextBuilder", "budget_lines_text", "prompt_overhead"]
 
 # Chat templates add role markers the budget tokenizer does not see.
 _TEMPLATE_SLACK = 16
+
+
+def prompt_overhead(query: str, count: Callable[[str], int]) -> int:
+    """Tokens a run's document prompt spends around its packet (instructions, question,
+    role-marker slack), by ``count``: a prompt budget B leaves the packet B minus this."""
+    return sum(count(m.content) for m in build_messages("", query)) + _TEMPLATE_SLACK
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,17 @@ class BuiltContext:
     # The trial's error_type when the strategy gave no usable packet (then nothing is
     # sent to the model): ``strategy_failed:KIND: reason`` (docs/strategies.md).
     failure: str | None = None
+
+
+def budget_lines_text(condition: str, budget: int, overheads: list[int]) -> str:
+    """``budget compiled@128: prompt 128 tokens = packet 98-101 + prompt overhead 27-30``."""
+    def span(values: list[int]) -> str:
+        lo, hi = min(values), max(values)
+        return str(lo) if lo == hi else f"{lo}-{hi}"
+
+    return (f"budget {condition}: prompt {budget} tokens = packet "
+            f"{span([budget - o for o in overheads])} + prompt overhead {span(overheads)} "
+            f"({len(overheads)} task(s))")
 
 
 class ContextBuilder:
@@ -67,13 +84,14 @@ class ContextBuilder:
         """Tokens of the prompt around the context (instructions, question, markers)."""
         cached = self._overhead.get(task.task_id)
         if cached is None:
-            tools = self.workload.format == "bfcl"
-            messages = (build_tool_messages(task.source_task.messages) if tools
-                        else build_messages("", task.query))
-            cached = sum(self.tokenizer.count(m.content) for m in messages) + _TEMPLATE_SLACK
-            if tools:
+            if self.workload.format == "bfcl":
+                messages = build_tool_messages(task.source_task.messages)
+                cached = sum(self.tokenizer.count(m.content) for m in messages) + \
+                    _TEMPLATE_SLACK
                 # Providers without native tool calls add the call-format instruction.
                 cached += self.tokenizer.count(TOOL_FORMAT_PROMPT)
+            else:
+                cached = prompt_overhead(task.query, self.tokenizer.count)
             self._overhead[task.task_id] = cached
         return cached
 
@@ -84,6 +102,17 @@ class ContextBuilder:
                 raise InputError(f"condition {condition}: the budget is smaller than the "
                                  f"prompt's own overhead ({self.overhead(task)} tokens for "
                                  f"task {task.task_id})")
+
+    def budget_lines(self, cells: Iterable[tuple[WorkTask, str, int | None]]) -> list[str]:
+        """One line per budgeted condition: the prompt budget it declares, side by side
+        with the packet's room and the prompt's overhead (ranges over its tasks)."""
+        seen: dict[str, tuple[int, dict[str, int]]] = {}
+        for task, condition, budget in cells:
+            if budget is not None:
+                seen.setdefault(condition, (budget, {}))[1][task.task_id] = \
+                    self.overhead(task)
+        return [budget_lines_text(condition, budget, list(overheads.values()))
+                for condition, (budget, overheads) in seen.items()]
 
     def _eceb_index(self) -> Any:
         from ctxbench.compiler import ContextIndex, Corpus
@@ -139,13 +168,9 @@ class ContextBuilder:
             self.check_budgets([(task, f"{condition.name}@{budget}", budget)])
         if self.workload.format == "bfcl":
             return self._tools(task, condition, effective, started)
-        if self.workload.format in ("qa", "longbench") and \
-                condition.strategy == "full_permitted_context":
-            text = task.context or ""
-            return BuiltContext(text=text, sha256=sha256_hex(text.encode("utf-8")),
-                                token_count=self.tokenizer.count(text), selected=(),
-                                commit_id=None, rendered_blake3=blake3_hex(text.encode("utf-8")),
-                                compile_ms=(time.perf_counter() - started) * 1000)
+        # A QA row's context is a one-file corpus; its baseline is that file's canonical
+        # packet, like every strategy's, so a strategy that keeps everything sends the
+        # same bytes as the baseline (the raw text cost 4 tokens less than any packet).
         if self.workload.format == "eceb":
             bench_task = self.workload.benchmark.task(task.task_id)
             policy = Policy(bench_task.allowed_classifications, bench_task.denied_artifacts)

@@ -23,10 +23,10 @@ from ctxbench.protocols.eceb.model import STRATEGIES as ECEB_STRATEGIES
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.scorers import to_milli
-from ctxbench.runner.spec import ExperimentSpec
+from ctxbench.runner.spec import ConditionSpec, ExperimentSpec
 from ctxbench.runner.workload import Workload
 
-__all__ = ["build_eceb_run"]
+__all__ = ["build_eceb_run", "system_key"]
 
 
 def _split_cost(record: dict[str, Any], pricing: PricingSnapshot | None) -> tuple[int, int]:
@@ -43,14 +43,30 @@ def _split_cost(record: dict[str, Any], pricing: PricingSnapshot | None) -> tupl
     return input_part, total - input_part
 
 
-def _system(strategy: str) -> dict[str, str]:
+def system_key(condition: ConditionSpec) -> str:
+    """What names a condition's system as ECEB's evaluated one (``eceb-KEY/``): an
+    installed strategy's name, else (``external``, or a ``module:attr`` target) the
+    condition's name, a slug, since two such conditions may run different systems."""
+    from ctxbench.compiler.discovery import is_target
+
+    if condition.strategy == "external" or is_target(condition.strategy):
+        return condition.name
+    return condition.strategy
+
+
+def _system(key: str, spec: ExperimentSpec) -> dict[str, str]:
     from ctxbench.compiler.discovery import strategy_source
 
+    condition = next((c for c in spec.conditions if system_key(c) == key), None)
+    if condition is not None and condition.strategy == "external":
+        # A system behind the JSON protocol: its command names it.
+        return {"name": key, "revision": f"external: {condition.command}"[:300]}
+    strategy = key if condition is None else condition.strategy
     source = strategy_source(strategy)
     revision = source.get("version") or source.get("target") or "unknown"
     for dist, version in source.get("requires", {}).items():
         revision += f"; {dist} {version}"
-    return {"name": strategy, "revision": revision}
+    return {"name": key, "revision": revision}
 
 
 def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workload,
@@ -62,7 +78,8 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
 
     ``evaluated`` names another strategy to stand as ECEB's evaluated system (its
     ``compiled``, spec §7): its trials are written as ``compiled``, beside the baseline's
-    and without the other strategies', and ``system.name`` is that strategy.
+    and without the other strategies', and ``system.name`` is that strategy's
+    :func:`system_key`.
     """
     by_name = {c.name: c for c in spec.conditions}
     tasks = {t.task_id: t for t in workload.tasks}
@@ -72,8 +89,9 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
         record = item.value
         task = tasks[record["task_id"]]
         strategy = record["strategy"]
+        base_name = record["condition"].split("@", 1)[0]
         if evaluated != "compiled":
-            if strategy == evaluated:
+            if system_key(by_name[base_name]) == evaluated:
                 strategy = "compiled"
             elif strategy != "full_permitted_context":
                 continue
@@ -86,7 +104,6 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
                 record["output_tokens"] + record["reasoning_tokens"] == 0:
             omitted += 1
             continue
-        base_name = record["condition"].split("@", 1)[0]
         condition = by_name[base_name]
         built = contexts.build(task, condition, record["budget"])
         if built.sha256 != record["context_sha256"]:
@@ -119,7 +136,7 @@ def build_eceb_run(*, trials_path: Path, spec: ExperimentSpec, workload: Workloa
         "corpus_root": workload.benchmark.root,
         "claim_class": claim_class,
         "system": ({"name": "ctxbench-compiler", "revision": __version__}
-                   if evaluated == "compiled" else _system(evaluated)),
+                   if evaluated == "compiled" else _system(evaluated, spec)),
         "model": {"provider": model.provider, "name": model.model},
         "judge": judge,
         "tokenizer": {"name": contexts.tokenizer.id},

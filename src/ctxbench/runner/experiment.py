@@ -72,6 +72,8 @@ class RunSummary:
     reports: dict[str, Path] = field(default_factory=dict)
     verdicts: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    # Per budgeted condition: its prompt budget beside the packet's room and the overhead.
+    budgets: list[str] = field(default_factory=list)
 
 
 class RunStopped(RuntimeFailure):
@@ -315,7 +317,9 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                              completed=outcome.completed, skipped=outcome.skipped,
                              interrupted=outcome.interrupted, resume_command=resume_command,
                              torn_line=torn, labels=all_labels,
-                             trial_phase_s=phase_s, trial_phase_cpu_s=phase_cpu_s)
+                             trial_phase_s=phase_s, trial_phase_cpu_s=phase_cpu_s,
+                             budgets=contexts.budget_lines(
+                                 (p.task, p.condition, p.budget) for p in plan))
         if outcome.interrupted:
             return summary
         try:

@@ -2,11 +2,13 @@
 
 It holds the spec (its decoded TOML and the BLAKE3 of its bytes), the ctxbench version,
 provider and model identities, the pricing snapshot digest, the prompt template digest,
-Python and platform. It never holds an API key: only the NAME of its variable.
+Python and platform. It never holds an API key: only the NAME of its variable, nor an
+absolute path: the spec's and the workload file's are relative to the run folder.
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from datetime import UTC, datetime
@@ -15,6 +17,7 @@ from typing import Any
 
 from ctxbench import __version__
 from ctxbench.core import InputError, load_json_document
+from ctxbench.core.atomic import path_from
 from ctxbench.runner.prompt import PROMPT_TEMPLATE_DIGEST
 from ctxbench.runner.spec import ExperimentSpec
 
@@ -46,9 +49,10 @@ def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any
         "run_id": run_id,
         "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "ctxbench_version": __version__,
-        "spec": {"path": str(spec.path), "blake3": spec.digest,
+        # Paths relative to the run folder (where the manifest is), never absolute.
+        "spec": {"path": path_from(spec.output, spec.path), "blake3": spec.digest,
                  "document": _jsonable(spec.document)},
-        "workload": workload,
+        "workload": _relative_source(workload, spec.output),
         "provider": provider,
         "pricing": pricing,
         "tokenizer": tokenizer,
@@ -67,6 +71,16 @@ def build_manifest(*, spec: ExperimentSpec, run_id: str, workload: dict[str, Any
     if strategies:
         manifest["strategies"] = strategies  # where each came from (docs/strategies.md)
     return manifest
+
+
+def _relative_source(workload: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The workload record with a file ``source`` relative to the run folder (a name such
+    as ``builtin:enterprise-seed`` or ``bfcl:live_multiple`` stays as it is); its
+    ``version`` is the digest of what was read."""
+    source = workload.get("source")
+    if isinstance(source, str) and os.path.isabs(source):
+        return {**workload, "source": path_from(out, source)}
+    return workload
 
 
 def check_resumable(path: Path, spec: ExperimentSpec) -> dict[str, Any]:

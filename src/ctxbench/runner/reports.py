@@ -8,13 +8,14 @@ The reports are written by the same library functions as ``ctxbench cef analyze`
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import CtxbenchError, atomic_write_json, atomic_write_text, blake3_hex
 from ctxbench.runner.contexts import ContextBuilder
-from ctxbench.runner.eceb_run import build_eceb_run
+from ctxbench.runner.eceb_run import build_eceb_run, system_key
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.spec import ExperimentSpec
@@ -64,10 +65,15 @@ def cef_verdicts(report: CefReport) -> list[str]:
     return lines
 
 
-def eceb_verdicts(report: EcebReport) -> list[str]:
-    """One line per strategy: how many tasks qualified (numerator/denominator)."""
+def eceb_verdicts(report: EcebReport, ran: Collection[str] | None = None) -> list[str]:
+    """One line per strategy: how many tasks qualified (numerator/denominator).
+
+    ``ran``: only these strategies (the run's conditions; None: all three of ECEB).
+    """
     lines = []
     for strategy, agg in report.aggregate.items():
+        if ran is not None and strategy not in ran:
+            continue
         if agg is None:
             lines.append(f"ECEB {strategy}: not run")
             continue
@@ -88,8 +94,8 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
 
     out = trials_path.parent
     prereg = spec.preregistration or out / "cef-prereg.json"
-    cef_report = analyze_files([trials_path], prereg)
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
+    cef_report = analyze_files([trials_path], prereg, output=paths["cef-report.json"])
     _write_pair(paths["cef-report.json"], paths["cef-report.md"],
                 _noted(cef_report.to_json(), labels))
     verdicts = cef_verdicts(cef_report)
@@ -101,10 +107,12 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
                                        trials_path, labels, judge)
         paths.update(eceb_paths)
         verdicts.extend(eceb_lines)
-        for strategy in dict.fromkeys(c.strategy for c in spec.conditions):
-            if strategy in ("full_permitted_context", "naive_top_k", "compiled", "external"):
+        # Each plugin strategy, and each external or module:attr condition (by its
+        # name), as ECEB's evaluated system beside the baseline.
+        for strategy in dict.fromkeys(system_key(c) for c in spec.conditions):
+            if strategy in ("full_permitted_context", "naive_top_k", "compiled"):
                 continue
-            try:  # each plugin strategy as ECEB's evaluated system, beside the baseline
+            try:
                 more, lines = _eceb(spec, workload, contexts, run_id, snapshot, trials_path,
                                     labels, judge, evaluated=strategy)
             except CtxbenchError as exc:
@@ -190,7 +198,8 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
                      "count as failures in the CEF report")
     report = replace(report, notes=tuple(notes))
     _write_pair(out / "eceb-report.json", out / "eceb-report.md", report.to_json())
-    lines = eceb_verdicts(report)
+    lines = eceb_verdicts(report, {c.strategy for c in spec.conditions}
+                          if evaluated == "compiled" else {"compiled"})
     if omitted:
         lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "
                      "observations (see eceb-report.md)")

@@ -261,9 +261,9 @@ def _stops(t: _TomlFields) -> tuple[str, ...]:
 def _condition(t: _TomlFields) -> ConditionSpec:
     t.only({"name", "strategy", "budgets", "command", "params"})
     strategy = t.req_string("strategy")
-    budgeted = _strategy_budgeted(t, strategy)
+    budgeted, own_name = _strategy_budgeted(t, strategy)
     name = t.matching("name", _SLUG, "a lowercase slug like compiled or my-packer",
-                      optional=True) or strategy
+                      optional=True) or own_name
     raw = t.value.get("budgets")
     ladder = raw == "ladder"
     budgets: tuple[int, ...] = ()
@@ -295,22 +295,23 @@ def _condition(t: _TomlFields) -> ConditionSpec:
                          command=command, params=dict(params))
 
 
-def _strategy_budgeted(t: _TomlFields, strategy: str) -> bool | None:
-    """Whether an installed strategy (docs/strategies.md) needs budgets; None for the
-    built-in four, whose rules follow. An unknown name fails, naming what is installed."""
+def _strategy_budgeted(t: _TomlFields, strategy: str) -> tuple[bool | None, str]:
+    """Whether an installed strategy or a ``module:attr`` target (docs/strategies.md)
+    needs budgets (None for the built-in four, whose rules follow), and the name it goes
+    by. An unknown name fails, naming what is installed."""
     if strategy in STRATEGIES:
-        return None
-    from ctxbench.compiler.discovery import get_strategy, installed_strategies
+        return None, strategy
+    from ctxbench.compiler.discovery import get_strategy, installed_strategies, is_target
 
     known = [i.name for i in installed_strategies() if i.problem is None]
-    if strategy not in known:
+    if strategy not in known and not is_target(strategy):
         t.fail("strategy", f"one of {', '.join(dict.fromkeys([*STRATEGIES, *known]))} "
-               "(installed: ctxbench strategies)", strategy)
+               "(installed: ctxbench strategies), or module:attr", strategy)
     try:
-        return bool(get_strategy(strategy).budgeted)
+        found = get_strategy(strategy)
     except InputError as exc:
         t.fail("strategy", f"a strategy that loads ({str(exc)[:200]})", strategy)
-    return None
+    return bool(found.budgeted), found.name
 
 
 def _limits(t: _TomlFields | None) -> Limits:

@@ -124,8 +124,8 @@ def test_h3_and_minimum_savings_thresholds() -> None:
     comp = comparison(run(records), "entroly")
     assert [h.passed for h in comp.hypotheses] == [True, True, False, True]
     assert comp.reasons[0].startswith(
-        "H3 (grounding) failed: upper bound of the unsupported-claim-rate delta 0.")
-    assert " > 0.01 (score test at the margin: T = " in comp.reasons[0]
+        "H3 (grounding) failed: upper bound of the unsupported-claim-rate delta +0.")
+    assert " > +0.0100 (score test at the margin: T = " in comp.reasons[0]
     prereg = replace(default_preregistration(), min_savings=(("hotpotqa", 0.6),))
     comp = comparison(run(simple(n=20), prereg), "entroly")
     assert comp.min_savings == 0.6
@@ -376,3 +376,13 @@ def test_token_totals_are_exact_integers_beyond_two_to_the_53() -> None:
     expected = sum(big + 2 * i for i in range(12))
     assert point.context_tokens_total == expected and expected > 2**53
     assert isinstance(point.context_tokens_total, int)
+
+
+def test_a_condition_whose_every_trial_failed_is_not_on_the_frontier() -> None:
+    records = [failed(r) if r["condition"] == "entroly" else r for r in simple()]
+    report = run(records)
+    for block in (report.aggregate, report.strata[0]):
+        point = next(p for p in block.operating_points if p.condition == "entroly")
+        assert point.failures == point.trials == 12 and point.context_tokens_total == 0
+        assert not point.on_pareto_frontier
+        assert block.pareto_frontier == ("raw",)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core.atomic import atomic_write_json
+from ctxbench.core.atomic import atomic_write_json, path_from
 from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import InputError
 from ctxbench.core.jsonl import iter_jsonl
@@ -90,13 +90,21 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
         raise ValueError("trial_paths: expected at least one file")
     prereg = load_settings(prereg_path, overrides)
     table = read_table(trial_paths, baseline=prereg.baseline)
+    # Paths as the report records them: relative to its folder (the current directory
+    # when it goes to stdout), so the report can move and its command runs from there.
+    here = None if output is None else Path(output).parent
+
+    def shown(p: str | os.PathLike[str]) -> str:
+        return path_from(here, p)
+
     argv = list(command) if command is not None else reproduce_command(
-        trial_paths, prereg_path, prereg, output=output, check=check)
+        [shown(p) for p in trial_paths], None if prereg_path is None else shown(prereg_path),
+        prereg, output=None if output is None else Path(output).name, check=check)
     invocation: dict[str, Any] = {
         "command": argv,
-        "trial_files": [{"path": str(p), "blake3": blake3_file(p)} for p in trial_paths],
+        "trial_files": [{"path": shown(p), "blake3": blake3_file(p)} for p in trial_paths],
         "preregistration_file": (
-            {"path": str(prereg_path), "blake3": blake3_file(prereg_path)}
+            {"path": shown(prereg_path), "blake3": blake3_file(prereg_path)}
             if prereg_path is not None else None),
     }
     # Rounded as written, so what is rendered from it is exactly what the file holds.

@@ -108,6 +108,33 @@ def classify(gate: Gate, side: Literal["lower", "upper"], threshold: float,
     return Outcome("inconclusive", bound, tasks, OUTCOME_POWER)
 
 
+def _shown(stat: str, value: float) -> str:
+    """A bound or margin in the units the reports show the statistic in."""
+    return f"{value * 100:.1f}%" if stat == "context_reduction" else f"{value:+.4f}"
+
+
+def _not_shown(hid: str, name: str, stat: str, side: str, op: str, bound: float,
+               threshold: float, gate: Gate) -> str:
+    """Why a score test at the margin did not show the hypothesis, quoting what it tested.
+
+    The test decides. Its interval is the run of margins around the estimate that it does
+    not reject; for a ratio of totals over few clusters the statistic need not be monotone
+    in the margin, so that run can exclude a margin the test still does not reject.
+    """
+    test = f"T = {gate.test.statistic:.3f}, critical {gate.test.critical:.3f}"
+    negated = {">=": "<", "<=": ">", ">": "<="}[op]
+    clears = {">=": bound >= threshold, "<=": bound <= threshold, ">": bound > threshold}[op]
+    if not clears:
+        return (f"{hid} ({name}) failed: {side} bound of the {_LABEL[stat]} "
+                f"{_shown(stat, bound)} {negated} {_shown(stat, threshold)} (score test at "
+                f"the margin: {test})")
+    return (f"{hid} ({name}) failed: the score test at the margin does not show the "
+            f"{_LABEL[stat]} {op} {_shown(stat, threshold)} ({test}), although the "
+            f"interval's {side} bound {_shown(stat, bound)} is {op} it: over "
+            f"{gate.interval.n_clusters} clusters the statistic need not be monotone in the "
+            "margin, and the test decides")
+
+
 def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) -> Judgement:
     """Decide H1-H4 and the claim for one condition's result (unrounded values)."""
     hypotheses: list[Hypothesis] = []
@@ -123,24 +150,14 @@ def judge(result: ConditionResult, prereg: Preregistration, min_savings: float) 
             reasons.append(f"{hid} ({name}) failed: not evaluable, the {_LABEL[stat]} is the "
                            "same in every cluster, so the data cannot show its uncertainty")
         elif not gate.passed and gate.confirm_passed is False and gate.test.shows_less:
-            shown_low = "undefined" if gate.confirm_low is None else f"{gate.confirm_low:.4f}"
+            shown_low = ("undefined" if gate.confirm_low is None
+                         else _shown(stat, gate.confirm_low))
             reasons.append(f"{hid} ({name}) failed: the score test passed, but the "
                            f"studentized bootstrap bound of the {_LABEL[stat]} ({shown_low}, "
                            f"at one-sided {(1 - prereg.confidence_level) / 2:g}) is not above "
-                           f"{threshold:g}")
-        elif not gate.passed and (bound > threshold if side == "lower"
-                                  else bound < threshold):
-            # The interval's bound clears the margin while the test at the margin does
-            # not reject (they can disagree at few clusters): say what failed.
-            reasons.append(f"{hid} ({name}) failed: the score test at the margin "
-                           f"{threshold:g} does not show it (T = {gate.test.statistic:.3f}, "
-                           f"critical {gate.test.critical:.3f}), although the {side} bound "
-                           f"of the {_LABEL[stat]} ({bound:.4f}) clears the margin")
+                           f"{_shown(stat, threshold)}")
         elif not gate.passed:
-            negated = {">=": "<", "<=": ">", ">": "<="}[op]
-            reasons.append(f"{hid} ({name}) failed: {side} bound of the {_LABEL[stat]} "
-                           f"{bound:.4f} {negated} {threshold:g} (score test at the margin: "
-                           f"T = {gate.test.statistic:.3f}, critical {gate.test.critical:.3f})")
+            reasons.append(_not_shown(hid, name, stat, side, op, bound, threshold, gate))
         confirmation = None
         if gate.confirm_passed is not None:
             confirmation = Confirmation("studentized_bootstrap_log_ratio", gate.confirm_low,

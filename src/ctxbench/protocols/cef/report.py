@@ -111,7 +111,8 @@ def _operating_points(scores: Scores, rows: NDArray[np.int64],
             context_tokens_total=ctx, context_tokens_mean=ctx / n,
             billed_cost_usd_total=cost, billed_cost_usd_mean=cost / n,
             latency_ms_mean=float(scores.latency_ms[idx].mean())))
-    frontier = pareto_frontier(values)
+    # Only evaluable conditions: one whose every trial failed records zero tokens.
+    frontier = pareto_frontier([v for v in values if v["failures"] < v["trials"]])
     return tuple(OperatingPoint(**v, on_pareto_frontier=v["condition"] in frontier)
                  for v in values)
 

@@ -3,13 +3,18 @@
 The rules file is TOML::
 
     benchmark_id = "fernhill-seed"
-    claim_class = "conformance_seed"     # optional, default conformance_seed
+    claim_class = "conformance_seed"     # optional (or passed in); see below
 
     [[rule]]
     glob = "policies/compensation-*.md"  # "*" and "?" stay within a segment, "**/" spans
     kind = "policy"
     classification = "restricted"
     prefix = "policy-"                   # optional: artifact_id = prefix + slug(file stem)
+
+The claim class is the one passed to :func:`register_directory` or written in the rules
+file (both: they must agree); with neither it is ``DEFAULT_CLAIM_CLASS``,
+``conformance_seed``, the weakest (ECEB §15: a result must not be shown as evidence for
+a stronger class than it is), and ``ctxbench eceb register`` prints which it used.
 
 The first rule whose glob matches a file's corpus-relative path wins; a file no rule
 matches is an error, as are two files that would get the same artifact id. Hidden files
@@ -50,7 +55,10 @@ from ctxbench.protocols.eceb.model import (
 from ctxbench.protocols.eceb.paths import path_problem, resolve_in_corpus
 from ctxbench.protocols.eceb.root import corpus_root
 
-__all__ = ["Rule", "glob_regex", "load_rules", "register_directory"]
+__all__ = ["DEFAULT_CLAIM_CLASS", "Rule", "glob_regex", "load_rules", "register_directory"]
+
+#: The class of a registration that names none: the weakest (ECEB-0.1 §15).
+DEFAULT_CLAIM_CLASS = "conformance_seed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,15 +95,15 @@ def glob_regex(glob: str) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
-def load_rules(path: str | os.PathLike[str]) -> tuple[str, str, tuple[Rule, ...]]:
-    """Read a rules file: (benchmark_id, claim_class, rules in order)."""
+def load_rules(path: str | os.PathLike[str]) -> tuple[str, str | None, tuple[Rule, ...]]:
+    """Read a rules file: (benchmark_id, claim_class or None when it names none, rules)."""
     shown = str(path)
     data, lines = load_toml_lines(path, display=shown)
     with lines.locating(shown):
         return _rules_of(shown, data)
 
 
-def _rules_of(shown: str, data: dict[str, Any]) -> tuple[str, str, tuple[Rule, ...]]:
+def _rules_of(shown: str, data: dict[str, Any]) -> tuple[str, str | None, tuple[Rule, ...]]:
     known = {"benchmark_id", "claim_class", "rule"}
     for key in sorted(data):
         if key not in known:
@@ -104,8 +112,8 @@ def _rules_of(shown: str, data: dict[str, Any]) -> tuple[str, str, tuple[Rule, .
     benchmark_id = data.get("benchmark_id")
     if not isinstance(benchmark_id, str) or ID_PATTERN.fullmatch(benchmark_id) is None:
         raise FieldError(shown, None, "benchmark_id", "an id from [A-Za-z0-9._:-]", benchmark_id)
-    claim_class = data.get("claim_class", "conformance_seed")
-    if claim_class not in CLAIM_CLASSES:
+    claim_class = data.get("claim_class")
+    if claim_class is not None and claim_class not in CLAIM_CLASSES:
         raise FieldError(shown, None, "claim_class", "one of " + ", ".join(CLAIM_CLASSES),
                          claim_class)
     raw_rules = data.get("rule")
@@ -156,11 +164,23 @@ def _check_directory(base: Path) -> None:
 
 
 def register_directory(directory: str | os.PathLike[str],
-                       rules_path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A benchmark document (no tasks) registering every file under ``directory``."""
+                       rules_path: str | os.PathLike[str],
+                       claim_class: str | None = None) -> dict[str, Any]:
+    """A benchmark document (no tasks) registering every file under ``directory``.
+
+    ``claim_class``: the class to declare; None takes the rules file's, else
+    :data:`DEFAULT_CLAIM_CLASS` (see the module).
+    """
     base = Path(directory)
     _check_directory(base)
-    benchmark_id, claim_class, rules = load_rules(rules_path)
+    benchmark_id, file_class, rules = load_rules(rules_path)
+    if claim_class is not None and claim_class not in CLAIM_CLASSES:
+        raise InputError(f"claim_class: expected one of {', '.join(CLAIM_CLASSES)}, got "
+                         f"{claim_class[:60]!r}")
+    if claim_class is not None and file_class is not None and claim_class != file_class:
+        raise InputError(f"{rules_path}: claim_class: expected {claim_class!r} (the class "
+                         f"passed in) or no claim_class, got {file_class!r}")
+    claim_class = claim_class or file_class or DEFAULT_CLAIM_CLASS
     artifacts: list[Artifact] = []
     ids: dict[str, str] = {}
     for rel in walk_regular_files(base):

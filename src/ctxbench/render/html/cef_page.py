@@ -12,6 +12,7 @@ from ctxbench.protocols.cef.model import (
     Methodology,
     OperatingPoint,
 )
+from ctxbench.render.cef_frontier import frontier_cell, frontier_line
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, ScatterPoint, forest, scatter
 from ctxbench.render.html.svg import Ids, esc
@@ -150,7 +151,7 @@ def _frontier(ids: Ids, block: Block, baseline: str, level: str) -> str:
                       y_label="task score", x_fmt=lambda v: f"{v:,.0f}",
                       y_fmt=lambda v: f"{v:g}", connect_highlighted=True)
         figs.append(figure(svg, "Operating points; the frontier (descriptive) is joined: "
-                                + (", ".join(block.frontier) or "none") + "."))
+                                + frontier_line(block.points) + "."))
     paired = [p for p in (_paired_point(c) for c in block.comparisons) if p is not None]
     if paired and block.comparisons:
         h1 = block.comparisons[0].hypotheses[0]
@@ -195,7 +196,7 @@ def _block_tables(block: Block, level: str) -> str:
         [[esc(p.condition), str(p.trials), str(p.failures), _num(p.task_score),
           _num(p.evidence_recall), _num(p.unsupported_claim_rate),
           _num(p.context_tokens_mean, 1), _num(p.billed_cost_usd_mean, 6),
-          _num(p.latency_ms_mean, 1), "yes" if p.on_pareto_frontier else "no"]
+          _num(p.latency_ms_mean, 1), esc(frontier_cell(p))]
          for p in block.points],
         caption="Operating points", numeric=(1, 2, 3, 4, 5, 6, 7, 8))
     rows = []
