@@ -7,6 +7,7 @@ import re
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,7 @@ def test_restricted_text_under_a_permitted_selection_is_refused(
                            r"starts text that is neither a whole line of a selected range "
                            r"nor framing"):
             compile_external(index, query=QUERY, budget=None, policy=POLICY,
-                             system=lambda request, r=response: r)
+                             system=_answering(response))
         assert marker(int(forbidden[1:])) in secret
 
 
@@ -145,7 +146,7 @@ def test_external_framing_is_accepted_and_nothing_else(index: ContextIndex) -> N
         response = {"context": context, "selected": [{"artifact_id": "a00"}]}
         with pytest.raises(RuntimeFailure, match=re.escape(message)):
             compile_external(index, query=QUERY, budget=None, policy=POLICY,
-                             system=lambda request, r=response: r)
+                             system=_answering(response))
     assert len(set(lines)) == 12
 
 
@@ -287,6 +288,10 @@ def test_no_forbidden_line_is_ever_accepted(index: ContextIndex, data: st.DataOb
     assert not leaked and complete
     for line in forbidden:
         assert line not in packet.text or any(line in ok for ok in allowed_lines)
+
+
+def _answering(response: object) -> Callable[[dict[str, Any]], object]:
+    return lambda request: response
 
 
 def _gone(pid: int) -> bool:

@@ -147,8 +147,9 @@ class _Collected:
 
     def read_all(self, pipe: IO[bytes] | None) -> None:
         assert pipe is not None
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := pipe.read1(65536):
+        fd = pipe.fileno()
+        with contextlib.suppress(OSError):
+            while chunk := os.read(fd, 65536):
                 with self._lock:
                     chunk = chunk[: self._limit - self._size]
                     self._chunks.append(chunk)
