@@ -365,8 +365,11 @@ def test_killed_coordinator_worker_and_driver_then_resume(tmp_path: Path,
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
         _wait_for_lines(proc, trials_path, 3)
-        (coordinator,) = _worker_pids(b"ray::_Coordinator")
-        os.kill(coordinator, signal.SIGKILL)
+        coordinators = _worker_pids(b"ray::_Coordinator")
+        assert coordinators, "no coordinator actor process was found"
+        for pid in coordinators:  # this run's (an earlier run's is killed at its end)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         _, err = proc.communicate(timeout=120)
         text = err.decode()
         assert proc.returncode == 3, text
@@ -485,3 +488,56 @@ def test_ray_client_address_without_ray_client_names_the_extra(
                        r"with: pip install 'ctxbench\[ray\]'"):
         connect(NotStarted(), ExecutionSpec(backend="ray", address="ray://head:10001"),
                 install_hint="pip install 'ctxbench[ray]'")
+
+
+class _FakeRay:
+    """Records what ``ray.init`` was called with, and what RAY_ADDRESS was then."""
+
+    class exceptions:  # noqa: N801 - the shape of the ray module
+        RayError = type("RayError", (Exception,), {})
+
+    def __init__(self, fail: BaseException | None = None) -> None:
+        self.calls: list[tuple[dict[str, Any], str | None]] = []
+        self.fail = fail
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs: Any) -> None:
+        self.calls.append((kwargs, os.environ.get("RAY_ADDRESS")))
+        if self.fail is not None:
+            raise self.fail
+
+
+@pytest.mark.parametrize("address", [None, "local"])
+def test_no_address_or_local_starts_a_private_cluster_whatever_the_environment(
+        monkeypatch: pytest.MonkeyPatch, address: str | None) -> None:
+    from ctxbench.runner.execution import ExecutionSpec
+    from ctxbench.runner.ray_cluster import connect
+
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    fake = _FakeRay()
+    owned = connect(fake, ExecutionSpec(backend="ray", address=address, local_num_cpus=3),
+                    install_hint="pip install 'ctxbench[ray]'")
+    ((kwargs, env_during_init),) = fake.calls
+    assert owned and kwargs["address"] == "local" and kwargs["num_cpus"] == 3
+    assert env_during_init is None
+    assert os.environ["RAY_ADDRESS"] == "10.0.0.1:6379"  # given back afterwards
+
+
+def test_an_unreachable_cluster_says_which_and_mentions_token_auth(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.core import RuntimeFailure
+    from ctxbench.runner.execution import ExecutionSpec
+    from ctxbench.runner.ray_cluster import connect
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    fake = _FakeRay(fail=ConnectionError("Could not find any running Ray instance.\n"
+                                         "Timed out after 20 s"))
+    with pytest.raises(RuntimeFailure, match=r"\[execution\]: cannot reach the Ray cluster "
+                       r"\(10\.0\.0\.1:6379\): Timed out after 20 s; if the cluster uses "
+                       r"token authentication, set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN"):
+        connect(fake, ExecutionSpec(backend="ray", address="10.0.0.1:6379"),
+                install_hint="pip install 'ctxbench[ray]'")
+    ((kwargs, _),) = fake.calls
+    assert kwargs["address"] == "10.0.0.1:6379" and "num_cpus" not in kwargs
