@@ -349,6 +349,7 @@ def test_killed_coordinator_worker_and_driver_then_resume(tmp_path: Path,
         local = run_experiment(_spec(tmp_path / "local", model=model, tasks=20,
                                      limits=limits))
         assert local.completed == 120
+        by_local = Counter(r.seed for r in server.requests)
         spec = _spec(tmp_path / "ray", model=model, execution=_ray_table(cluster),
                      tasks=20, limits=limits)
         trials_path = tmp_path / "ray" / "out" / "trials.jsonl"
@@ -383,6 +384,10 @@ def test_killed_coordinator_worker_and_driver_then_resume(tmp_path: Path,
         records = _records(tmp_path / "ray" / "out")
         assert not [k for k, r in records.items() if r["outcome"] == "error"], \
             "a trial that was never sent was recorded as a failure"
+        # Every trial it did not record was never sent (those in flight finished first).
+        by_ray = Counter(r.seed for r in server.requests) - by_local
+        planned = _records(tmp_path / "local" / "out").keys()
+        assert not [k for k in planned - records.keys() if by_ray[_seed_of(k)]]
         freeze()
         # 2. A worker, during a resumed run (the run goes on); 3. then its driver.
         proc = subprocess.Popen([*command, "--resume"], env=env,
