@@ -48,6 +48,7 @@ from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse
 from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.ray_cluster import ClusterLost, GcsWatch, connect
+from ctxbench.runner.ray_cluster import last_line as _cause
 from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
@@ -338,14 +339,13 @@ class RayExecutor:
         lost = watch.lost if watch is not None else None
         if lost is None:
             return await ref
-        if lost.done():
-            raise lost.result()
-        call = asyncio.ensure_future(ref)
-        await asyncio.wait((call, lost), return_when=asyncio.FIRST_COMPLETED)
-        if call.done():
-            return call.result()
-        call.cancel()
-        raise lost.result()
+        if not lost.done():
+            call = asyncio.ensure_future(ref)
+            await asyncio.wait((call, lost), return_when=asyncio.FIRST_COMPLETED)
+            if call.done():
+                return call.result()
+            call.cancel()
+        raise ClusterLost(str(lost.result()))  # one instance per trial in flight
 
     async def _sent(self, planned: PlannedTrial) -> int:
         """How many requests of ``planned`` the journal says were sent."""
@@ -400,11 +400,6 @@ class RayExecutor:
         if self._owns_cluster:
             self._ray.shutdown()
         self._ray = None
-
-
-def _cause(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[-1][:300] if text else type(exc).__name__
 
 
 def _unwrap(exc: Any) -> BaseException:

@@ -28,7 +28,7 @@ from typing import Any
 from ctxbench.core import InputError, RuntimeFailure
 from ctxbench.runner.execution import ExecutionSpec
 
-__all__ = ["GCS_LOST_S", "ClusterLost", "GcsWatch", "connect"]
+__all__ = ["GCS_LOST_S", "ClusterLost", "GcsWatch", "connect", "last_line"]
 
 #: Seconds without a GCS connection after which the cluster counts as lost.
 GCS_LOST_S = 10.0
@@ -64,14 +64,15 @@ def connect(ray: Any, ex: ExecutionSpec, *, install_hint: str) -> bool:
         hint = "" if address == "local" or os.environ.get("RAY_AUTH_MODE") else \
             f"; {_AUTH_HINT}"
         raise RuntimeFailure(f"[execution]: cannot reach the Ray cluster ({shown}): "
-                             f"{_last_line(exc)}{hint}") from exc
+                             f"{last_line(exc)}{hint}") from exc
     finally:
         if saved is not None:
             os.environ["RAY_ADDRESS"] = saved
     return True
 
 
-def _last_line(exc: BaseException) -> str:
+def last_line(exc: BaseException) -> str:
+    """The last line of an exception's text (Ray's own carry tracebacks), bounded."""
     lines = str(exc).strip().splitlines()
     return lines[-1][:300] if lines else type(exc).__name__
 
