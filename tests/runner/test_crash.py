@@ -117,10 +117,12 @@ def test_ctrl_c_finishes_in_flight_and_exits_130(make_spec: Callable[..., Path])
 
 def test_second_run_into_the_same_directory_stops_naming_the_holder(
         make_spec: Callable[..., Path]) -> None:
-    with LoopbackServer(delay_s=0.05) as server:
+    # 48 trials one at a time at 0.15 s each: the first run is still sending (about 7 s)
+    # while the other two start and are refused.
+    with LoopbackServer(delay_s=0.15) as server:
         spec = make_spec(provider="openai", replicates=6, conditions=CONDITIONS,
                          extra_model=f'model = "loop"\nbase_url = "{server.base_url}"\n',
-                         limits="[limits]\nconcurrency = 2\nretries = 0\n")
+                         limits="[limits]\nconcurrency = 1\nretries = 0\n")
         trials = spec.parent / "out" / "trials.jsonl"
         total = 2 * 4 * 6
         first = start(spec, resume=False)
