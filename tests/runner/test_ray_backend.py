@@ -546,3 +546,50 @@ def test_an_unreachable_cluster_says_which_and_mentions_token_auth(
                 install_hint="pip install 'ctxbench[ray]'")
     ((kwargs, _),) = fake.calls
     assert kwargs["address"] == "10.0.0.1:6379" and "num_cpus" not in kwargs
+
+
+def test_gcs_watch_declares_a_loss_only_after_it_saw_the_gcs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import socket
+
+    from ctxbench.runner import ray_cluster
+
+    monkeypatch.setattr(ray_cluster, "GCS_LOST_S", 0.3)
+    monkeypatch.setattr(ray_cluster, "_PROBE_EVERY_S", 0.05)
+
+    class Context:
+        def __init__(self, address: str) -> None:
+            self.gcs_address = address
+
+    class Fake:
+        def __init__(self, address: str) -> None:
+            self.address = address
+
+        def get_runtime_context(self) -> Context:
+            return Context(self.address)
+
+    async def watch(address: str, *, close: socket.socket | None, client: bool = False,
+                    polls: int = 100) -> ray_cluster.ClusterLost | None:
+        watcher = ray_cluster.GcsWatch(Fake(address), client=client)
+        watcher.start()
+        await asyncio.sleep(0.3)  # a few probes while the listener is up
+        if close is not None:
+            close.close()
+        for _ in range(polls):  # up to polls / 20 s for the loss to be declared
+            if watcher.error() is not None:
+                break
+            await asyncio.sleep(0.05)
+        watcher.stop()
+        return watcher.error()
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    lost = asyncio.run(watch(f"127.0.0.1:{port}", close=listener))
+    assert lost is not None and f"no connection to its GCS at 127.0.0.1:{port} for 0.3 s" \
+        in str(lost)
+    # Never reachable from here (as a cluster's internal address can be): never "lost";
+    # nor under Ray Client, where nothing is probed.
+    # (1 s each: over three times the loss threshold.)
+    assert asyncio.run(watch(f"127.0.0.1:{port}", close=None, polls=20)) is None
+    assert asyncio.run(watch(f"127.0.0.1:{port}", close=None, client=True, polls=20)) is None

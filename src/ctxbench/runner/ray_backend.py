@@ -260,7 +260,7 @@ class RayExecutor:
         self._ray = ray
         ex = self.execution
         self._owns_cluster = connect(ray, ex, install_hint=INSTALL_HINT)
-        self._watch = GcsWatch(ray)
+        self._watch = GcsWatch(ray, client=(ex.address or "").startswith("ray://"))
         spec = self.config.spec
         calls = spec.limits.concurrency + 16
         # Workers are restarted when they die; the coordinator is not (it holds the

@@ -87,10 +87,15 @@ def _gcs_endpoint(ray: Any) -> tuple[str, int] | None:
 
 
 class GcsWatch:
-    """A task that probes the GCS; :attr:`lost` completes when the cluster is gone."""
+    """A task that probes the GCS; :attr:`lost` completes when the cluster is gone.
 
-    def __init__(self, ray: Any) -> None:
-        self._endpoint = _gcs_endpoint(ray)
+    Off under Ray Client (``ray://``: the GCS address Ray reports is the cluster's own,
+    which the driver may not reach), and armed only after one probe has succeeded, so a
+    GCS this machine cannot reach directly never reads as a dead cluster.
+    """
+
+    def __init__(self, ray: Any, *, client: bool = False) -> None:
+        self._endpoint = None if client else _gcs_endpoint(ray)
         self._task: asyncio.Task[None] | None = None
         self.lost: asyncio.Future[ClusterLost] | None = None
 
@@ -119,11 +124,11 @@ class GcsWatch:
 
     async def _watch(self) -> None:
         assert self.lost is not None and self._endpoint is not None
-        last_seen = time.monotonic()
+        last_seen: float | None = None
         while True:
             if await asyncio.to_thread(self.reachable):
                 last_seen = time.monotonic()
-            elif time.monotonic() - last_seen >= GCS_LOST_S:
+            elif last_seen is not None and time.monotonic() - last_seen >= GCS_LOST_S:
                 host, port = self._endpoint
                 self.lost.set_result(ClusterLost(
                     f"the Ray cluster stopped answering: no connection to its GCS at "
