@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +112,7 @@ def test_restricted_text_under_a_permitted_selection_is_refused(
                            r"starts text that is neither a whole line of a selected range "
                            r"nor framing"):
             compile_external(index, query=QUERY, budget=None, policy=POLICY,
-                             system=lambda request, r=response: r)
+                             system=_answering(response))
         assert marker(int(forbidden[1:])) in secret
 
 
@@ -143,7 +146,7 @@ def test_external_framing_is_accepted_and_nothing_else(index: ContextIndex) -> N
         response = {"context": context, "selected": [{"artifact_id": "a00"}]}
         with pytest.raises(RuntimeFailure, match=re.escape(message)):
             compile_external(index, query=QUERY, budget=None, policy=POLICY,
-                             system=lambda request, r=response: r)
+                             system=_answering(response))
     assert len(set(lines)) == 12
 
 
@@ -285,3 +288,37 @@ def test_no_forbidden_line_is_ever_accepted(index: ContextIndex, data: st.DataOb
     assert not leaked and complete
     for line in forbidden:
         assert line not in packet.text or any(line in ok for ok in allowed_lines)
+
+
+def _answering(response: object) -> Callable[[dict[str, Any]], object]:
+    return lambda request: response
+
+
+def _gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text("utf-8")
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in status
+
+
+@pytest.mark.timeout(60)
+def test_a_child_that_keeps_stdout_open_does_not_lose_the_answer(tmp_path: Path) -> None:
+    # The command answers and exits; the child it forked sleeps with stdout still open.
+    answer = json.dumps({"context": "", "selected": []})
+    pidfile = tmp_path / "child.pid"
+    script = (f"sleep 50 & echo $! > {shlex.quote(str(pidfile))}; "
+              f"printf %s {shlex.quote(answer)}")
+    system = load_external_strategy(shlex.join(["sh", "-c", script]), timeout_s=20)
+    assert system({"query": ""}) == {"context": "", "selected": []}
+    # The child holding the pipe was ended with the command's process group.
+    child = int(pidfile.read_text("utf-8"))
+    deadline = time.monotonic() + 10
+    while not _gone(child):
+        assert time.monotonic() < deadline, "the child holding stdout was left running"
+        time.sleep(0.05)
+    silent = load_external_strategy(shlex.join(["sh", "-c", "sleep 50 & exit 0"]),
+                                    timeout_s=20)
+    with pytest.raises(RuntimeFailure, match="external strategy sh: exited 0 without writing "
+                       "a response on stdout"):
+        silent({"query": ""})

@@ -113,3 +113,44 @@ def test_ctrl_c_finishes_in_flight_and_exits_130(make_spec: Callable[..., Path])
     # every request that was in flight finished and was recorded; nothing more was sent
     assert len(records) == requests < 2 * 4 * 4
     assert trials.read_bytes().endswith(b"\n")
+
+
+def test_second_run_into_the_same_directory_stops_naming_the_holder(
+        make_spec: Callable[..., Path]) -> None:
+    # 48 trials one at a time at 0.15 s each: the first run is still sending (about 7 s)
+    # while the other two start and are refused.
+    with LoopbackServer(delay_s=0.15) as server:
+        spec = make_spec(provider="openai", replicates=6, conditions=CONDITIONS,
+                         extra_model=f'model = "loop"\nbase_url = "{server.base_url}"\n',
+                         limits="[limits]\nconcurrency = 1\nretries = 0\n")
+        trials = spec.parent / "out" / "trials.jsonl"
+        total = 2 * 4 * 6
+        first = start(spec, resume=False)
+        deadline = time.monotonic() + 60
+        while line_count(trials) < 1:
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        # A plain second run and a --resume one, while the first is still sending.
+        second, third = start(spec, resume=False), start(spec, resume=True)
+        _, err2 = second.communicate(timeout=120)
+        _, err3 = third.communicate(timeout=120)
+        assert first.poll() is None, "the first run ended before the others were refused"
+        _, err1 = first.communicate(timeout=120)
+        sent_by_first = len(server.requests)
+        again = start(spec, resume=True)
+        out, err = again.communicate(timeout=120)
+        sent_after_resume = len(server.requests)
+    assert first.returncode == 0, err1.decode()
+    for proc, text in ((second, err2), (third, err3)):
+        assert proc.returncode == 2
+        lines = text.decode().strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in text.decode()
+        assert f"another ctxbench run holds this output directory (pid {first.pid} on host " \
+            in lines[0]
+    records = complete_lines(trials)
+    keys = [(r["task_id"], r["condition"], r["replicate"]) for r in records]
+    assert len(keys) == total == len(set(keys))
+    assert sent_by_first == total  # no request came from the refused runs
+    assert again.returncode == 0, err.decode()
+    assert sent_after_resume == total and b"0 trial(s) run, 48 already recorded" in out
+    assert not (spec.parent / "out" / "run.lock").exists()

@@ -3,6 +3,7 @@ kills, the spec's [execution] table, and the embedded model on a Ray worker."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -168,7 +169,7 @@ def test_execution_table_is_validated(tmp_path: Path) -> None:
         load_spec(bad)
     bad = _spec(tmp_path, execution='[execution]\nbackend = "ray"\naddress = "auto"\n'
                 "local_num_cpus = 2\n")
-    with pytest.raises(InputError, match="no local_num_cpus with an address"):
+    with pytest.raises(InputError, match="no local_num_cpus with an address other than \"local\""):
         load_spec(bad)
     bad = _spec(tmp_path, execution='[execution]\nbackend = "ray"\nworkers = 0\n')
     with pytest.raises(InputError, match=r"\[execution\]\.workers"):
@@ -179,7 +180,7 @@ def test_execution_table_is_validated(tmp_path: Path) -> None:
             spec.execution.memory_mb) == ("ray", 3, 0.5, 512)
 
 
-def _worker_pids() -> list[int]:
+def _worker_pids(prefix: bytes = b"ray::_ProviderWorker") -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -188,7 +189,7 @@ def _worker_pids() -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if cmdline.startswith(b"ray::_ProviderWorker"):
+        if cmdline.startswith(prefix):
             pids.append(int(entry.name))
     return pids
 
@@ -326,3 +327,269 @@ def test_no_ray_import_unless_chosen(tmp_path: Path) -> None:
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
 
+
+
+def _wait_for_lines(proc: subprocess.Popen[bytes], path: Path, count: int) -> None:
+    deadline = time.monotonic() + 240
+    while _line_count(path) < count:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, f"{count} trials were not recorded in 240 s"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_killed_coordinator_worker_and_driver_then_resume(tmp_path: Path,
+                                                          cluster: str) -> None:
+    # Kill the coordinator, then a worker, then the driver, each after trials have been
+    # recorded; then resume: every trial once, as the asyncio backend records it.
+    with LoopbackServer(delay_s=0.2) as server:
+        model = f'provider = "openai"\nmodel = "loop"\nbase_url = "{server.base_url}"'
+        limits = "[limits]\nconcurrency = 4\n"
+        local = run_experiment(_spec(tmp_path / "local", model=model, tasks=20,
+                                     limits=limits))
+        assert local.completed == 120
+        by_local = Counter(r.seed for r in server.requests)
+        spec = _spec(tmp_path / "ray", model=model, execution=_ray_table(cluster),
+                     tasks=20, limits=limits)
+        trials_path = tmp_path / "ray" / "out" / "trials.jsonl"
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        command = [sys.executable, "-m", "ctxbench", "run", str(spec), "--no-progress"]
+        before_kill: dict[tuple[str, str, int], int] = {}  # requests of recorded trials
+
+        def freeze() -> None:
+            counts = Counter(r.seed for r in server.requests)
+            for key in _records(tmp_path / "ray" / "out"):
+                before_kill.setdefault(key, counts[_seed_of(key)])
+
+        # 1. The coordinator: the run stops with exit 3 and the resume command.
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        _wait_for_lines(proc, trials_path, 3)
+        coordinators = _worker_pids(b"ray::_Coordinator")
+        assert coordinators, "no coordinator actor process was found"
+        for pid in coordinators:  # this run's (an earlier run's is killed at its end)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+        text = err.decode()
+        assert proc.returncode == 3, text
+        # Ray's own native log lines may come first; ctxbench's error is the last line.
+        last = text.strip().splitlines()[-1]
+        assert last.startswith("ctxbench: ") or "Traceback" not in text, text
+        assert "the Ray coordinator" in last and "is gone" in last, text
+        assert last.endswith("--resume)") and "resume with: ctxbench run" in last, text
+        stopped_at = _line_count(trials_path)
+        assert stopped_at < 120
+        records = _records(tmp_path / "ray" / "out")
+        assert not [k for k, r in records.items() if r["outcome"] == "error"], \
+            "a trial that was never sent was recorded as a failure"
+        # Every trial it did not record was never sent (those in flight finished first).
+        by_ray = Counter(r.seed for r in server.requests) - by_local
+        planned = _records(tmp_path / "local" / "out").keys()
+        assert not [k for k in planned - records.keys() if by_ray[_seed_of(k)]]
+        freeze()
+        # 2. A worker, during a resumed run (the run goes on); 3. then its driver.
+        proc = subprocess.Popen([*command, "--resume"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _wait_for_lines(proc, trials_path, stopped_at + 3)
+        os.kill(random.Random(3).choice(_worker_pids()), signal.SIGKILL)
+        freeze()
+        _wait_for_lines(proc, trials_path, _line_count(trials_path) + 3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        freeze()
+        finished = subprocess.run([*command, "--resume"], env=env, capture_output=True,
+                                  text=True, timeout=600, check=False)
+        assert finished.returncode == 0, finished.stderr
+        counts = Counter(r.seed for r in server.requests)
+    records = _records(tmp_path / "ray" / "out")
+    assert len(records) == 120
+    resent = {k: (n, counts[_seed_of(k)]) for k, n in before_kill.items()
+              if counts[_seed_of(k)] != n}
+    assert not resent, resent
+    local_records = _records(tmp_path / "local" / "out")
+    lost = {k for k, r in records.items()
+            if any(a["error_type"] == "worker_lost" for a in r["attempts"])}
+    for key, record in records.items():
+        if key in lost:  # sent by the killed worker: a failure, never resent
+            assert {a["error_type"] for a in record["attempts"]} == {"worker_lost"}
+            continue
+        assert _without_timing(record, frozenset({"provider_request_id"})) == \
+            _without_timing(local_records[key], frozenset({"provider_request_id"})), key
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text("utf-8")
+        except OSError:
+            continue
+        children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_private_cluster_whatever_ray_address_says_and_its_death_stops_the_run(
+        tmp_path: Path) -> None:
+    # No address: a private cluster, though RAY_ADDRESS names a cluster that is not there
+    # (attaching to it would fail). Then that whole cluster dies under the driver.
+    with LoopbackServer(delay_s=0.2) as server:
+        model = f'provider = "openai"\nmodel = "loop"\nbase_url = "{server.base_url}"'
+        spec = _spec(tmp_path, model=model, tasks=20, limits="[limits]\nconcurrency = 4\n",
+                     execution='[execution]\nbackend = "ray"\nworkers = 2\nnum_cpus = 0\n'
+                     "local_num_cpus = 1\n")
+        trials_path = tmp_path / "out" / "trials.jsonl"
+        env = dict(os.environ, PYTHONUNBUFFERED="1", RAY_ADDRESS="127.0.0.1:9")
+        command = [sys.executable, "-m", "ctxbench", "run", str(spec), "--no-progress"]
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        _wait_for_lines(proc, trials_path, 3)
+        for pid in _descendants(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+        text = err.decode()
+        assert proc.returncode == 3, text
+        last = text.strip().splitlines()[-1]
+        assert "Traceback" not in text, text
+        assert "the Ray cluster stopped answering" in last, text
+        assert last.endswith("--resume)") and "resume with: ctxbench run" in last, text
+        stopped_at = _line_count(trials_path)
+        assert stopped_at < 120
+        finished = subprocess.run([*command, "--resume"], env=env, capture_output=True,
+                                  text=True, timeout=600, check=False)
+        assert finished.returncode == 0, finished.stderr
+    records = _records(tmp_path / "out")
+    assert len(records) == 120
+    assert {r["outcome"] for r in records.values()} == {"success"}
+
+
+def test_ray_client_address_without_ray_client_names_the_extra(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from ctxbench.runner.execution import ExecutionSpec
+    from ctxbench.runner.ray_cluster import connect
+
+    class NotStarted:
+        def is_initialized(self) -> bool:
+            return False
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "grpc" else real(name, *a))
+    with pytest.raises(InputError, match=r'\[execution\]\.address: "ray://head:10001" needs '
+                       r"Ray Client \(ray\[client\]\), which is not installed; install it "
+                       r"with: pip install 'ctxbench\[ray\]'"):
+        connect(NotStarted(), ExecutionSpec(backend="ray", address="ray://head:10001"),
+                install_hint="pip install 'ctxbench[ray]'")
+
+
+class _FakeRay:
+    """Records what ``ray.init`` was called with, and what RAY_ADDRESS was then."""
+
+    class exceptions:  # noqa: N801 - the shape of the ray module
+        RayError = type("RayError", (Exception,), {})
+
+    def __init__(self, fail: BaseException | None = None) -> None:
+        self.calls: list[tuple[dict[str, Any], str | None]] = []
+        self.fail = fail
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs: Any) -> None:
+        self.calls.append((kwargs, os.environ.get("RAY_ADDRESS")))
+        if self.fail is not None:
+            raise self.fail
+
+
+@pytest.mark.parametrize("address", [None, "local"])
+def test_no_address_or_local_starts_a_private_cluster_whatever_the_environment(
+        monkeypatch: pytest.MonkeyPatch, address: str | None) -> None:
+    from ctxbench.runner.execution import ExecutionSpec
+    from ctxbench.runner.ray_cluster import connect
+
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    fake = _FakeRay()
+    owned = connect(fake, ExecutionSpec(backend="ray", address=address, local_num_cpus=3),
+                    install_hint="pip install 'ctxbench[ray]'")
+    ((kwargs, env_during_init),) = fake.calls
+    assert owned and kwargs["address"] == "local" and kwargs["num_cpus"] == 3
+    assert env_during_init is None
+    assert os.environ["RAY_ADDRESS"] == "10.0.0.1:6379"  # given back afterwards
+
+
+def test_an_unreachable_cluster_says_which_and_mentions_token_auth(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.core import RuntimeFailure
+    from ctxbench.runner.execution import ExecutionSpec
+    from ctxbench.runner.ray_cluster import connect
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    fake = _FakeRay(fail=ConnectionError("Could not find any running Ray instance.\n"
+                                         "Timed out after 20 s"))
+    with pytest.raises(RuntimeFailure, match=r"\[execution\]: cannot reach the Ray cluster "
+                       r"\(10\.0\.0\.1:6379\): Timed out after 20 s; if the cluster uses "
+                       r"token authentication, set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN"):
+        connect(fake, ExecutionSpec(backend="ray", address="10.0.0.1:6379"),
+                install_hint="pip install 'ctxbench[ray]'")
+    ((kwargs, _),) = fake.calls
+    assert kwargs["address"] == "10.0.0.1:6379" and "num_cpus" not in kwargs
+
+
+def test_gcs_watch_declares_a_loss_only_after_it_saw_the_gcs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import socket
+
+    from ctxbench.runner import ray_cluster
+
+    monkeypatch.setattr(ray_cluster, "GCS_LOST_S", 0.3)
+    monkeypatch.setattr(ray_cluster, "_PROBE_EVERY_S", 0.05)
+
+    class Context:
+        def __init__(self, address: str) -> None:
+            self.gcs_address = address
+
+    class Fake:
+        def __init__(self, address: str) -> None:
+            self.address = address
+
+        def get_runtime_context(self) -> Context:
+            return Context(self.address)
+
+    async def watch(address: str, *, close: socket.socket | None, client: bool = False,
+                    polls: int = 100) -> ray_cluster.ClusterLost | None:
+        watcher = ray_cluster.GcsWatch(Fake(address), client=client)
+        watcher.start()
+        await asyncio.sleep(0.3)  # a few probes while the listener is up
+        if close is not None:
+            close.close()
+        for _ in range(polls):  # up to polls / 20 s for the loss to be declared
+            if watcher.error() is not None:
+                break
+            await asyncio.sleep(0.05)
+        watcher.stop()
+        return watcher.error()
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    lost = asyncio.run(watch(f"127.0.0.1:{port}", close=listener))
+    assert lost is not None and f"no connection to its GCS at 127.0.0.1:{port} for 0.3 s" \
+        in str(lost)
+    # Never reachable from here (as a cluster's internal address can be): never "lost";
+    # nor under Ray Client, where nothing is probed.
+    # (1 s each: over three times the loss threshold.)
+    assert asyncio.run(watch(f"127.0.0.1:{port}", close=None, polls=20)) is None
+    assert asyncio.run(watch(f"127.0.0.1:{port}", close=None, client=True, polls=20)) is None

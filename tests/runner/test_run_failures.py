@@ -91,3 +91,51 @@ def test_trials_the_corpus_no_longer_reproduces_are_not_offered_a_resume(
         f"the recorded digest (writing the reports; the trials recorded in {trials} do not "
         "match this corpus and compiler; run again into another output directory)")
     assert "--resume" not in str(stopped) and stopped.exit_code == 2
+
+
+def test_a_lost_coordinator_records_no_unsent_trial(make_spec: Callable[..., Path],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The limiter stands for a cluster's coordinator that dies at its third call: the
+    # second trial (sent once, then retrying) ends as a failure with that attempt; the
+    # third (nothing sent) is not recorded and the run stops, resumably.
+    from ctxbench.runner import experiment
+    from ctxbench.runner.execute import TrialAbandoned
+
+    acquired: list[int] = []
+
+    class DyingLimiter:
+        def __init__(self, *args: object) -> None:
+            pass
+
+        async def acquire(self, tokens: int = 0) -> None:
+            acquired.append(tokens)
+            if len(acquired) >= 3:
+                raise TrialAbandoned("the coordinator is gone")
+
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 2:
+            return httpx.Response(503, json={"error": "busy"})
+        return httpx.Response(200, json={
+            "id": f"r{len(calls)}", "choices": [{"message": {"content": "Alice"}}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 1}})
+
+    spec = make_spec(provider="openai", replicates=1,
+                     extra_model='model = "m"\nbase_url = "http://provider.invalid/v1"\n',
+                     limits="[limits]\nconcurrency = 1\nbackoff_s = 0.01\n")
+    options = {"transport": httpx.MockTransport(handler)}
+    with monkeypatch.context() as patch:
+        patch.setattr(experiment, "RateLimiter", DyingLimiter)
+        with pytest.raises(RunStopped, match=r"the coordinator is gone \(the run stopped; "
+                           r"every finished trial is recorded in .*; resume with: ") as stop:
+            run_experiment(spec, provider_options=options)
+    assert stop.value.exit_code == 3
+    path = spec.parent / "out" / "trials.jsonl"
+    first, second = [i.value for i in iter_jsonl(path)]
+    assert first["outcome"] == "success"
+    assert [a["error_type"] for a in second["attempts"]] == ["http_503", "coordinator_lost"]
+    assert len(calls) == 2
+    summary = run_experiment(spec, resume=True, provider_options=options)
+    assert (summary.completed, summary.skipped) == (4, 2) and len(calls) == 6

@@ -33,8 +33,9 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -47,6 +48,7 @@ from ctxbench.core import InputError, RuntimeFailure
 
 __all__ = [
     "CANDIDATE_LIMIT",
+    "PIPE_GRACE_S",
     "RESPONSE_LIMIT",
     "ExternalStrategy",
     "compile_external",
@@ -54,6 +56,9 @@ __all__ = [
 ]
 
 CANDIDATE_LIMIT = 200
+#: After a command exits, how long the pipe may take to drain before the children that
+#: hold it are killed (seconds).
+PIPE_GRACE_S = 1.0
 #: The largest response read from a command-line system (64 MiB); more is refused.
 RESPONSE_LIMIT = 64 << 20
 _CALLABLE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
@@ -63,8 +68,12 @@ ExternalStrategy = Callable[[dict[str, Any]], Any]
 class _Subprocess:
     """Run a command per request: JSON on stdin, JSON on stdout, non-zero exit = failure.
 
-    Bounded: stdout beyond :data:`RESPONSE_LIMIT` bytes or a run beyond ``timeout_s``
-    kills the command; only the last 4 KiB of stderr are kept.
+    The answer is what the command wrote to stdout by the time it exited: a child it left
+    behind that still holds stdout open does not make the answer wait for that child, nor
+    throw it away. After the exit the pipe gets :data:`PIPE_GRACE_S` to drain, then the
+    command's process group is killed. Bounded: stdout beyond :data:`RESPONSE_LIMIT`
+    bytes or a command still running after ``timeout_s`` is killed (with its children);
+    only the last 4 KiB of stderr are kept.
     """
 
     def __init__(self, argv: list[str], timeout_s: float) -> None:
@@ -75,50 +84,84 @@ class _Subprocess:
         name = self.argv[0][:200]
         try:
             # Its own session, so a deadline or an oversized answer ends the command's
-            # children too (one that kept stdout open would otherwise hold the read).
+            # children too.
             process = subprocess.Popen(self.argv, stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        start_new_session=True)
         except OSError as exc:
             raise RuntimeFailure(f"external strategy {name}: {exc.strerror or exc}") from exc
-        expired = threading.Event()
-
-        def expire() -> None:
-            expired.set()
-            _kill(process)
-
-        timer = threading.Timer(self.timeout_s, expire)
+        stdout = _Collected(RESPONSE_LIMIT + 1, on_full=lambda: _kill(process))
         stderr: list[bytes] = []
-        feeder = threading.Thread(target=_feed, args=(process, json.dumps(request)), daemon=True)
-        drain = threading.Thread(target=_drain, args=(process, stderr), daemon=True)
-        timer.start()
-        feeder.start()
-        drain.start()
+        threads = [threading.Thread(target=_feed, args=(process, json.dumps(request)),
+                                    daemon=True),
+                   threading.Thread(target=stdout.read_all, args=(process.stdout,),
+                                    daemon=True),
+                   threading.Thread(target=_drain, args=(process, stderr), daemon=True)]
+        deadline = time.monotonic() + self.timeout_s
+        for thread in threads:
+            thread.start()
         try:
-            assert process.stdout is not None
-            out = process.stdout.read(RESPONSE_LIMIT + 1)
-            if len(out) > RESPONSE_LIMIT:
-                _kill(process)
-                raise RuntimeFailure(f"external strategy {name}: expected a response of at "
-                                     f"most {RESPONSE_LIMIT} bytes, got more")
-            code = process.wait()
+            code: int | None = process.wait(self.timeout_s)
+        except subprocess.TimeoutExpired:
+            code = None
         finally:
-            timer.cancel()
+            # What the command wrote before it exited is in the pipe; a child still
+            # holding the pipe gets a bounded grace period, then is killed with the rest
+            # of the group (which ends the read).
+            threads[1].join(max(0.0, min(PIPE_GRACE_S, deadline - time.monotonic())))
             _kill(process)
             process.wait()
-            drain.join(1.0)
-        if expired.is_set():
+            threads[1].join(1.0)
+            threads[2].join(1.0)
+        out = stdout.data()
+        if len(out) > RESPONSE_LIMIT:
+            raise RuntimeFailure(f"external strategy {name}: expected a response of at "
+                                 f"most {RESPONSE_LIMIT} bytes, got more")
+        if code is None:
             raise RuntimeFailure(f"external strategy {name}: no answer within "
-                                 f"{self.timeout_s:g} s")
+                                 f"{self.timeout_s:g} s (the command had not exited; "
+                                 f"{len(out)} bytes on stdout)")
         if code != 0:
             tail = b"".join(stderr).decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
             raise RuntimeFailure(f"external strategy {name}: exited {code}: {tail[0][:300]}")
+        if not out.strip():
+            raise RuntimeFailure(f"external strategy {name}: exited 0 without writing a "
+                                 "response on stdout")
         try:
             return json.loads(out.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise RuntimeFailure(
                 f"external strategy {name}: stdout is not one JSON object: "
                 f"{str(exc)[:200]}") from exc
+
+
+class _Collected:
+    """Bytes read from a pipe by a thread, up to ``limit`` (then ``on_full`` is called)."""
+
+    def __init__(self, limit: int, *, on_full: Callable[[], None]) -> None:
+        self._limit = limit
+        self._on_full = on_full
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def read_all(self, pipe: IO[bytes] | None) -> None:
+        assert pipe is not None
+        fd = pipe.fileno()
+        with contextlib.suppress(OSError):
+            while chunk := os.read(fd, 65536):
+                with self._lock:
+                    chunk = chunk[: self._limit - self._size]
+                    self._chunks.append(chunk)
+                    self._size += len(chunk)
+                    full = self._size >= self._limit
+                if full:
+                    self._on_full()
+                    return
+
+    def data(self) -> bytes:
+        with self._lock:
+            return b"".join(self._chunks)
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

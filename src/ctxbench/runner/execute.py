@@ -9,7 +9,10 @@ provider does. Retries wait ``max(Retry-After, jittered exponential backoff)``, 
 key)``, so a rerun waits the same. A success whose usage reports no context tokens is a
 failed attempt (``usage_zero_context``), billed for what it did report. An unexpected
 exception inside a trial becomes that trial's ``runner_error:<exception type>`` failure
-instead of stopping the run. Every string kept from a response is redacted.
+instead of stopping the run, except :class:`TrialAbandoned`: the machinery the trial
+runs on is gone (a Ray cluster's coordinator), so a trial that sent nothing is not
+recorded (it runs on resume) and the run stops. Every string kept from a response is
+redacted.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.core import TokenUsage, derive_seed
+from ctxbench.core import RuntimeFailure, TokenUsage, derive_seed
 from ctxbench.runner import scorers
 from ctxbench.runner.contexts import BuiltContext, ContextBuilder
 from ctxbench.runner.judge import Judge
@@ -37,7 +40,8 @@ from ctxbench.runner.redact import Redactor
 from ctxbench.runner.spec import ConditionSpec, ExperimentSpec
 from ctxbench.runner.workload import WorkTask
 
-__all__ = ["DEADLINE_SLACK_S", "PlannedTrial", "TrialResult", "TrialRunner", "retry_wait"]
+__all__ = ["DEADLINE_SLACK_S", "PlannedTrial", "TrialAbandoned", "TrialResult", "TrialRunner",
+           "retry_wait"]
 
 # The runner's own guard fires this long after ``timeout_s``, so that a provider's own
 # deadline (which keeps its latency and request id) normally reports first.
@@ -56,6 +60,12 @@ def retry_wait(number: int, *, backoff_s: float, cap_s: float, retry_after_s: fl
     if retry_after_s is not None:
         wait = max(wait, retry_after_s)
     return min(wait, cap_s)
+
+
+class TrialAbandoned(RuntimeFailure):
+    """Raised by a limiter when the trial cannot be sent for a reason outside the trial
+    (the cluster's coordinator died): the run stops (exit 3, resumable) instead of
+    recording a failure the provider never saw."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +230,14 @@ class TrialRunner:
                 # the budget or the context.
                 task_score = await self.judge.score(
                     task.query, task.answers or task.answer_terms, answer)
+        except TrialAbandoned:
+            if not attempts:
+                raise  # nothing was sent: not a result; the trial runs on resume
+            # Requests were sent: the trial ends as a failure with them, never resent.
+            attempts.append(ProviderAttempt(len(attempts) + 1, "error", "coordinator_lost",
+                                            None, TokenUsage(), 0, 0, 0.0, None, None))
+            answer, task_score, unsupported = "", 0.0, 0.0
+            recall = self._evidence(task, context)
         except Exception as exc:
             # One trial's crash must not end the run. Attempts already made stay on the
             # bill; the crash is the trial's last attempt.

@@ -2,7 +2,8 @@
 
     [execution]
     backend = "ray"         # "local" (the default) or "ray"
-    address = "auto"        # an existing cluster; leave out to start one for this run
+    address = "auto"        # an existing cluster; "local" or left out: a private one
+                            # started for this run (see ray_cluster.py)
     workers = 4             # provider workers (a model-holding provider loads once per worker)
     num_cpus = 1            # per worker, as Ray resources
     num_gpus = 0
@@ -50,9 +51,9 @@ def parse_execution(t: Fields | None) -> ExecutionSpec:
                 t.fail(name, 'no Ray option when backend = "local" (set backend = "ray")',
                        t.raw(name))
         return ExecutionSpec()
-    if t.has("address") and t.has("local_num_cpus"):
-        t.fail("local_num_cpus", "no local_num_cpus with an address (the cluster exists "
-               "already)", t.raw("local_num_cpus"))
+    if t.has("address") and t.has("local_num_cpus") and t.raw("address") != "local":
+        t.fail("local_num_cpus", 'no local_num_cpus with an address other than "local" '
+               "(the cluster exists already)", t.raw("local_num_cpus"))
     num_cpus = t.number("num_cpus", minimum=0, maximum=1024, optional=True)
     num_gpus = t.number("num_gpus", minimum=0, maximum=64, optional=True)
     return ExecutionSpec(

@@ -41,6 +41,7 @@ from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.redact import MIN_SECRET_CHARS, Redactor
 from ctxbench.runner.reports import write_prereg, write_reports
+from ctxbench.runner.runlock import RunLock
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
 from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
@@ -174,7 +175,8 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
                provider_options: dict[str, Any] | None = None, spec_arg: str | None = None,
                labels: list[str] | None = None,
                on_result: Callable[[TrialResult], None] | None = None) -> RunSummary:
-    """Run a loaded spec; raises InputError if the output already holds an unrelated run.
+    """Run a loaded spec; raises InputError if the output already holds an unrelated run
+    or another run is writing into it now (see :mod:`ctxbench.runner.runlock`).
 
     Ctrl-C at any point (start-up included) returns an ``interrupted`` summary with the
     resume command; an error after the first trial raises :class:`RunStopped`, whose
@@ -184,9 +186,12 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
     resume_command = f"ctxbench run {shlex.quote(spec_arg or str(spec.path))} --resume"
     counted = [0]
     try:
-        return _run(spec, run_id=run_id, resume_command=resume_command, resume=resume,
-                    show_progress=show_progress, provider_options=provider_options or {},
-                    labels=list(labels or []), on_result=on_result, counted=counted)
+        # Held from before the log is read until the reports are written: a second run
+        # into this directory stops here, before it sends anything.
+        with RunLock(spec.output):
+            return _run(spec, run_id=run_id, resume_command=resume_command, resume=resume,
+                        show_progress=show_progress, provider_options=provider_options or {},
+                        labels=list(labels or []), on_result=on_result, counted=counted)
     except KeyboardInterrupt:
         return RunSummary(output=spec.output, run_id=run_id, planned=0, completed=counted[0],
                           skipped=0, interrupted=True, resume_command=resume_command,

@@ -20,10 +20,18 @@ journal how many requests had been sent: none, and the trial runs on another wor
 provider never saw it); one or more, and the trial is recorded as an ``error`` with that
 many ``worker_lost`` attempts, so it counts as done and none of its requests is ever
 sent again. Ray restarts the dead worker; actor calls are never retried by Ray itself.
+
+The coordinator is not restarted (it holds the journal). When it dies, a trial that had
+sent nothing is not recorded (:class:`~ctxbench.runner.execute.TrialAbandoned`) and the
+run stops with exit 3 and the resume command; a trial that had sent requests ends as an
+``error`` with them and a ``coordinator_lost`` attempt. When the whole cluster stops
+answering (:mod:`ctxbench.runner.ray_cluster`), the run stops the same way and the trials
+in flight are not recorded, as when the driver itself is killed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import os
 import time
@@ -33,12 +41,14 @@ from typing import Any
 
 from ctxbench.core import CtxbenchError, InputError, RuntimeFailure
 from ctxbench.runner.contexts import BuiltContext, ContextBuilder
-from ctxbench.runner.execute import PlannedTrial, TrialResult, TrialRunner
+from ctxbench.runner.execute import PlannedTrial, TrialAbandoned, TrialResult, TrialRunner
 from ctxbench.runner.execution import ExecutionSpec
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse
 from ctxbench.runner.ratelimit import RateLimiter
+from ctxbench.runner.ray_cluster import ClusterLost, GcsWatch, connect
+from ctxbench.runner.ray_cluster import last_line as _cause
 from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
@@ -119,7 +129,14 @@ class _LimiterProxy:
         self._handle = handle
 
     async def acquire(self, tokens: int = 0) -> None:
-        await self._handle.acquire.remote(_TRIAL_KEY.get(), tokens)
+        import ray
+
+        try:
+            await self._handle.acquire.remote(_TRIAL_KEY.get(), tokens)
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+            raise TrialAbandoned(f"trial {_TRIAL_KEY.get()}: the Ray coordinator (the "
+                                 "cluster's rate limiter and journal of requests sent) is "
+                                 f"gone, so no request can be sent: {_cause(exc)}") from None
 
 
 class _ContextWorker:
@@ -225,6 +242,7 @@ class RayExecutor:
         self._in_flight: list[int] = []
         self._contexts: Any = None
         self._limiter: Any = None
+        self._watch: GcsWatch | None = None
         self.stats: list[WorkerStats] = []
         self._started = 0.0
         self.redispatched = 0
@@ -241,19 +259,8 @@ class RayExecutor:
         ray = _import_ray()
         self._ray = ray
         ex = self.execution
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                      "logging_level": "ERROR"}
-            if ex.address is not None:
-                kwargs["address"] = ex.address
-            else:
-                kwargs["num_cpus"] = ex.local_num_cpus or os.cpu_count() or 1
-            try:
-                ray.init(**kwargs)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise RuntimeFailure(f"[execution]: cannot reach the Ray cluster "
-                                     f"({ex.address or 'local'}): {exc}") from exc
-            self._owns_cluster = True
+        self._owns_cluster = connect(ray, ex, install_hint=INSTALL_HINT)
+        self._watch = GcsWatch(ray, client=(ex.address or "").startswith("ray://"))
         spec = self.config.spec
         calls = spec.limits.concurrency + 16
         # Workers are restarted when they die; the coordinator is not (it holds the
@@ -292,6 +299,8 @@ class RayExecutor:
         """Run one trial on the least busy worker; see the module text for worker death."""
         ray = self._ray
         lost_errors = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
+        assert self._watch is not None, "start() the executor first"
+        self._watch.start()
         for _ in range(_MAX_REDISPATCH + 1):
             index = self._pick()
             stat = self.stats[index]
@@ -299,17 +308,17 @@ class RayExecutor:
             self._in_flight[index] += 1
             started = time.perf_counter()
             try:
-                result: TrialResult = await self._workers[index].run.remote(planned,
-                                                                            context_ref)
+                result: TrialResult = await self._call(
+                    self._workers[index].run.remote(planned, context_ref))
             except lost_errors:
                 stat.deaths += 1
                 self._recent.pop((planned.task.task_id, planned.condition), None)
-                sent: int = await self._limiter.sent.remote(planned.key)
+                sent = await self._sent(planned)
                 if sent == 0:
                     self.redispatched += 1
                     continue
                 stat.lost_trials += 1
-                context: BuiltContext = await self._contexts.build.remote(planned)
+                context: BuiltContext = await self._call(self._contexts.build.remote(planned))
                 assert self._runner is not None, "attach() the driver's runner first"
                 return self._runner.lost(planned, context, sent)
             except ray.exceptions.RayTaskError as exc:
@@ -323,6 +332,37 @@ class RayExecutor:
             return result
         raise RuntimeFailure(f"trial {planned.key}: its Ray worker died {_MAX_REDISPATCH + 1} "
                              "times before sending a request; the run stopped (resumable)")
+
+    async def _call(self, ref: Any) -> Any:
+        """``await ref``, unless the cluster is declared lost first (ClusterLost)."""
+        watch = self._watch
+        lost = watch.lost if watch is not None else None
+        if lost is None:
+            return await ref
+        if not lost.done():
+            call = asyncio.ensure_future(ref)
+            await asyncio.wait((call, lost), return_when=asyncio.FIRST_COMPLETED)
+            if call.done():
+                return call.result()
+            call.cancel()
+        raise ClusterLost(str(lost.result()))  # one instance per trial in flight
+
+    async def _sent(self, planned: PlannedTrial) -> int:
+        """How many requests of ``planned`` the journal says were sent."""
+        ray = self._ray
+        try:
+            sent: int = await self._call(self._limiter.sent.remote(planned.key))
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as exc:
+            assert self._watch is not None
+            if not await asyncio.to_thread(self._watch.reachable):
+                raise ClusterLost(f"the Ray cluster stopped answering ({_cause(exc)}); the "
+                                  "trials in flight are not recorded and run again on "
+                                  "resume") from None
+            raise RuntimeFailure(
+                f"trial {planned.key}: its Ray worker died and the coordinator that "
+                f"journals requests sent is gone too ({_cause(exc)}); whether it was sent "
+                "cannot be told, so it is not recorded and runs again on resume") from None
+        return sent
 
     def _context(self, planned: PlannedTrial) -> Any:
         """The context's object reference, built once per cell among the recent ones."""
@@ -349,18 +389,17 @@ class RayExecutor:
     def close(self) -> None:
         if self._ray is None:
             return
-        for handle in (*self._workers, self._contexts, self._limiter):
-            if handle is not None:
-                self._ray.kill(handle, no_restart=True)
+        lost = self._watch is not None and self._watch.error() is not None
+        if self._watch is not None:
+            self._watch.stop()
+        if not lost:  # a lost cluster has no actors to kill (and each kill would wait)
+            for handle in (*self._workers, self._contexts, self._limiter):
+                if handle is not None:
+                    self._ray.kill(handle, no_restart=True)
         self._workers = []
         if self._owns_cluster:
             self._ray.shutdown()
         self._ray = None
-
-
-def _cause(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[-1][:300] if text else type(exc).__name__
 
 
 def _unwrap(exc: Any) -> BaseException:
