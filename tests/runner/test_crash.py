@@ -117,9 +117,9 @@ def test_ctrl_c_finishes_in_flight_and_exits_130(make_spec: Callable[..., Path])
 
 def test_second_run_into_the_same_directory_stops_naming_the_holder(
         make_spec: Callable[..., Path]) -> None:
-    # 48 trials one at a time at 0.15 s each: the first run is still sending (about 7 s)
-    # while the other two start and are refused.
-    with LoopbackServer(delay_s=0.15) as server:
+    # 48 trials one at a time; the server holds every answer after the first until the
+    # other two runs have been refused, so the first is certainly still running then.
+    with LoopbackServer(hold_after=1) as server:
         spec = make_spec(provider="openai", replicates=6, conditions=CONDITIONS,
                          extra_model=f'model = "loop"\nbase_url = "{server.base_url}"\n',
                          limits="[limits]\nconcurrency = 1\nretries = 0\n")
@@ -135,6 +135,7 @@ def test_second_run_into_the_same_directory_stops_naming_the_holder(
         _, err2 = second.communicate(timeout=120)
         _, err3 = third.communicate(timeout=120)
         assert first.poll() is None, "the first run ended before the others were refused"
+        server.release()
         _, err1 = first.communicate(timeout=120)
         sent_by_first = len(server.requests)
         again = start(spec, resume=True)

@@ -38,14 +38,17 @@ class _State:
     requests: list[SeenRequest] = field(default_factory=list)
     by_seed: Counter[int | None] = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    answered: int = 0
 
 
 class LoopbackServer:
     """Run the server in a background thread; ``requests`` lists what it has seen."""
 
     def __init__(self, *, port: int = 0, delay_s: float = 0.0, failures_per_seed: int = 0,
-                 fail_status: int = 429) -> None:
+                 fail_status: int = 429, hold_after: int | None = None) -> None:
         self.port = port
+        self.hold_after = hold_after
+        self._released = threading.Event()
         self.delay_s = delay_s
         self.failures_per_seed = failures_per_seed
         self.fail_status = fail_status
@@ -54,6 +57,10 @@ class LoopbackServer:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._server: asyncio.base_events.Server | None = None
+
+    def release(self) -> None:
+        """Answer the requests held back by ``hold_after``, and every later one at once."""
+        self._released.set()
 
     @property
     def base_url(self) -> str:
@@ -110,6 +117,12 @@ class LoopbackServer:
                 body = await reader.readexactly(length) if length else b""
                 if self.delay_s:
                     await asyncio.sleep(self.delay_s)
+                if self.hold_after is not None and not self._released.is_set():
+                    with self._state.lock:
+                        held = self._state.answered >= self.hold_after
+                        self._state.answered += 1
+                    if held:
+                        await asyncio.to_thread(self._released.wait)
                 status, data, request_id = self._respond(body)
                 reason = "OK" if status == 200 else "Error"
                 writer.write(
@@ -142,6 +155,7 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        self._released.set()
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
