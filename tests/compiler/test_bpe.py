@@ -167,6 +167,7 @@ def _miscounted(points: list[int], contexts: tuple[str, ...] = _CONTEXTS) -> lis
 def test_character_classes_are_those_of_tiktokens_engine() -> None:
     # Every Unicode scalar value: the embedded tables are the installed tiktoken's.
     assert importlib.metadata.version("tiktoken") == cl100k_classes.TIKTOKEN_VERSION
+    assert cl100k_classes._installed_version() == cl100k_classes.TIKTOKEN_VERSION
     assert cl100k_classes.classes() == cl100k_classes.derive()
 
 

@@ -16,7 +16,6 @@ installed tiktoken. Regenerate with ``python -m ctxbench.compiler.cl100k_classes
 
 from __future__ import annotations
 
-import importlib.metadata
 from functools import cache
 
 __all__ = ["CharClasses", "classes", "derive"]
@@ -57,13 +56,30 @@ def _unpack(packed: str) -> tuple[tuple[int, int], ...]:
     return tuple((int(first, 16), int(last, 16)) for first, last in pairs)
 
 
+def _installed_version() -> str | None:
+    """tiktoken's version from its ``dist-info`` folder name beside the package (a folder
+    listing: importing ``importlib.metadata`` costs tens of milliseconds at start-up)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("tiktoken")
+    if spec is None or spec.origin is None:
+        return None
+    found = list(Path(spec.origin).parent.parent.glob("tiktoken-*.dist-info"))
+    if len(found) == 1:
+        return found[0].name[len("tiktoken-"):-len(".dist-info")]
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("tiktoken")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 @cache
 def classes() -> CharClasses:
     """The tables for the installed tiktoken: the embedded ones, or derived from it."""
-    try:
-        installed = importlib.metadata.version("tiktoken")
-    except importlib.metadata.PackageNotFoundError:
-        installed = None
+    installed = _installed_version()
     if installed is not None and installed != TIKTOKEN_VERSION:
         return derive()
     return {name: _unpack(packed) for name, packed in _PACKED.items()}
@@ -71,6 +87,7 @@ def classes() -> CharClasses:
 
 def _render() -> str:
     """This module's source with the tables of the installed tiktoken."""
+    import importlib.metadata
     from pathlib import Path
 
     source = Path(__file__).read_text(encoding="utf-8")
