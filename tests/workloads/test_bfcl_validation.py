@@ -58,6 +58,16 @@ def test_irrelevance_is_correct_only_without_a_call(category: str) -> None:
     assert score_tool_answer(task, call) == 0.0
 
 
+@pytest.mark.parametrize("category", ["irrelevance", "live_irrelevance"])
+def test_a_call_with_positional_or_computed_arguments_is_a_call(category: str) -> None:
+    # BFCL's decoder ignores positional arguments and evaluates arithmetic: both are calls.
+    task = load_bfcl(category, limit=1).tasks[0]
+    name = task.schemas[0].name
+    for answer in (f"[{name}('x')]", f"[{name}(n=1+1)]", f"{name}(2, n=-(1 + 2))",
+                   f"[{name}(n=+1)]"):
+        assert score_tool_answer(task, answer) == (1.0 if "-(" in answer else 0.0), answer
+
+
 def test_relevance_needs_a_call() -> None:
     task = load_bfcl("live_relevance", limit=1).tasks[0]
     assert score_tool_answer(task, f"[{task.schemas[0].name}(prompt='x')]") == 1.0
