@@ -7,7 +7,9 @@ arguments, unary operators, wrong functions, call, argument and list order, stri
 and spacing, nested structures, tuples, variables, and syntax BFCL decodes or refuses.
 Each is judged by BFCL's ``_evaluate_single_ast_entry`` / ``_evaluate_single_relevance_entry``
 (tests/workloads/bfcl_reference.py) and by :func:`ctxbench.workloads.score_tool_answer`.
-Figures: benchmarks/RESULTS.md, "BFCL checker agreement".
+Figures: benchmarks/RESULTS.md, "BFCL checker agreement". The decoder alone is compared
+with BFCL's, value for value, on hand-written answers and on generated call texts
+(hypothesis, derandomized).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections import Counter
 import pytest
 from bfcl_outputs import KINDS, RELEVANCE_KINDS
 from bfcl_reference import Reference, compare, load_reference, table
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxbench.workloads import CallParseError, parse_calls
 from ctxbench.workloads.bfcl import BFCL_CATEGORIES
@@ -96,3 +100,39 @@ def test_decoding_is_bfcls(reference: Reference, text: str) -> None:
         assert expected != "fails" and _bfcl_form(text) == "fails"
     else:
         assert _bfcl_form(text) == expected
+
+
+_atom = st.sampled_from(["1", "0", "-2", "2.5", "1e309", "True", "None", "'a'", "'%s'",
+                         "b'x'", "1j", "...", "x", "data['k']", "f()", "g(1)", "[]", "()",
+                         "{}", "[1, 'b']", "(1,)", "{'k': 1}", "{1, 2}", "math.pi",
+                         "f'{1}'", "lambda: 1", "g(y=1)", "g(**kw)", "1 > 0"])
+
+
+def _combine(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    binary = st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "//", "%", "**", "|", "&",
+                                               "^", "<<", ">>", "@"]), inner)
+    return (binary.map(lambda t: f"({t[0]} {t[1]} {t[2]})") |
+            st.tuples(st.sampled_from(["-", "+", "~", "not "]), inner).map("".join) |
+            st.lists(inner, max_size=3).map(lambda v: "[" + ", ".join(v) + "]") |
+            st.lists(inner, max_size=3).map(lambda v: "(" + "".join(a + ", " for a in v) + ")") |
+            st.lists(st.tuples(inner, inner), max_size=2).map(
+                lambda v: "{" + ", ".join(f"{k}: {w}" for k, w in v) + "}"))
+
+
+_value = st.recursive(_atom, _combine, max_leaves=6)
+_argument = st.tuples(st.sampled_from(["", "a=", "b=", "a=", "**"]), _value).map("".join)
+
+
+@settings(derandomize=True, max_examples=400)
+@given(st.lists(st.tuples(st.sampled_from(["f", "mod.g", "f()"]),
+                          st.lists(_argument, max_size=3)), max_size=2),
+       st.sampled_from(["[{}]", "{}", "```\n[{}]\n```", "'[{}]'", "({})"]))
+def test_decoding_is_bfcls_on_generated_calls(reference: Reference,
+                                              calls: list[tuple[str, list[str]]],
+                                              frame: str) -> None:
+    text = frame.format(", ".join(f"{name}({', '.join(args)})" for name, args in calls))
+    try:
+        expected = repr(reference.handler.decode_ast(text, reference.return_format, False))
+    except Exception:  # BFCL's decoder failing is its verdict "no call"
+        expected = "'fails'"
+    assert repr(_bfcl_form(text)) == expected, text
