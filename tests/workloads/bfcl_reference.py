@@ -8,8 +8,8 @@ what cannot be imported after ``pip install --no-deps bfcl-eval``: the model han
 Java/JavaScript parsers (tree-sitter) and, when missing, pandas and other third-party
 packages of the leaderboard's result tables. The stubbed names are never called on the
 Python categories' path. ``BFCL_PROJECT_ROOT`` points at a scratch folder during the
-import (bfcl-eval makes its result folders at import time), and ``sys.modules`` is
-restored afterwards, so nothing else sees the stubs.
+import (bfcl-eval makes its result folders at import time), and the stubs and bfcl-eval's
+modules leave ``sys.modules`` afterwards, so nothing else sees them.
 
 Used by tests/workloads/test_bfcl_agreement.py and benchmarks/bfcl_checker_agreement.py.
 """
@@ -41,7 +41,7 @@ _ALWAYS_STUBBED: dict[str, dict[str, Any]] = {
     "bfcl_eval.model_handler.parser.java_parser": {"parse_java_function_call": None},
     "bfcl_eval.model_handler.parser.js_parser": {"parse_javascript_function_call": None},
 }
-_STUBBED_WHEN_MISSING = ("pandas", "tqdm", "dotenv", "filelock", "numpy")
+_STUBBED_WHEN_MISSING = ("pandas", "tqdm", "dotenv", "filelock")
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,10 @@ def load_reference(scratch: Path) -> Reference:
         utils = importlib.import_module("bfcl_eval.model_handler.utils")
         enums = importlib.import_module("bfcl_eval.constants.enums")
     finally:
+        # bfcl-eval's modules go (they hold the stubs); real packages imported stay.
         for name in set(sys.modules) - set(saved):
-            del sys.modules[name]
+            if name in stubs or name.split(".")[0] == "bfcl_eval":
+                del sys.modules[name]
         sys.modules.update(saved)
         if saved_root is None:
             del os.environ["BFCL_PROJECT_ROOT"]
