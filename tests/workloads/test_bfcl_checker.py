@@ -154,3 +154,19 @@ def test_simple_uses_the_first_schema_and_multiple_counts_every_expected_call() 
                        "nights": 2})], [TRUTH]).error_type == "wrong_func_name"
     assert check_calls("multiple", [other, SCHEMA], [ToolCall("book", {"city": "NYC",
                        "nights": 2})], [TRUTH]).valid
+
+
+@pytest.mark.parametrize(("category", "calls", "truth", "verdict"), [
+    # No expected call: BFCL's parallel checker passes no calls; the others read truth[0].
+    ("parallel", [], [], (True, "")),
+    ("multiple", [], [], (False, "no_verdict")),
+    ("simple", [ToolCall("book", {})], [], (False, "no_verdict")),
+    # Ground truth BFCL does not ship: a parameter's allowed values not a list.
+    ("simple", [ToolCall("book", {"city": "NYC", "nights": 2})],
+     [{"book": {"city": "NYC", "nights": [2]}}], (False, "no_verdict")),
+])
+def test_ground_truth_bfcl_cannot_read(category: str, calls: list[ToolCall],
+                                       truth: list[dict[str, Any]],
+                                       verdict: tuple[bool, str]) -> None:
+    result = check_calls(category, [SCHEMA], calls, truth)
+    assert (result.valid, result.error_type) == verdict

@@ -147,6 +147,8 @@ def _list_dict_ok(value: list[Any], allowed: Sequence[Any]) -> bool:
 def _parameter(details: Mapping[str, Any], param: str, raw: Any, allowed: Sequence[Any]
                ) -> CheckResult | None:
     """The failure of one given parameter, or None (BFCL's loop body)."""
+    if not isinstance(details, Mapping):
+        raise _NoVerdict
     type_name = details.get("type")
     expected = PYTHON_TYPE_MAPPING.get(type_name) if isinstance(type_name, str) else None
     if expected is None:
@@ -188,7 +190,10 @@ def _check_one(schema: Mapping[str, Any] | None, call: ToolCall,
     name = schema.get("name")
     details = schema["parameters"].get("properties")
     required_params = schema["parameters"].get("required")
-    if not isinstance(details, Mapping) or not isinstance(required_params, list):
+    if not isinstance(details, Mapping) or not isinstance(required_params, list) or \
+            not all(isinstance(r, str) for r in required_params) or \
+            not isinstance(expected, Mapping) or \
+            not all(type(v) is list for v in expected.values()):
         raise _NoVerdict
     if call.name != name:
         return CheckResult(False, "wrong_func_name", f"expected {name!r}, got {call.name!r}")
@@ -214,8 +219,6 @@ def _schema(schemas: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any
 
 def _check(category: str, schemas: Sequence[Mapping[str, Any]], calls: Sequence[ToolCall],
            ground_truth: Sequence[Mapping[str, Any]]) -> CheckResult:
-    if not ground_truth:
-        raise _NoVerdict
     if "parallel" in category:
         if len(calls) != len(ground_truth):
             return CheckResult(False, "wrong_count",
@@ -234,10 +237,14 @@ def _check(category: str, schemas: Sequence[Mapping[str, Any]], calls: Sequence[
         if len(calls) != len(ground_truth):
             return CheckResult(False, "wrong_count",
                                f"{len(calls)} calls for {len(ground_truth)} expected")
+        if not calls:
+            raise _NoVerdict  # no expected call either: BFCL reads the first
         (name, expected), = ground_truth[0].items()
         return _check_one(_schema(schemas, name), calls[0], expected)
     if len(calls) != 1:
         return CheckResult(False, "wrong_count", f"{len(calls)} calls for 1 expected")
+    if not ground_truth:
+        raise _NoVerdict
     (_, expected), = ground_truth[0].items()
     return _check_one(schemas[0] if schemas else None, calls[0], expected)
 
