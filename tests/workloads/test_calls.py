@@ -57,6 +57,7 @@ def test_decoding_follows_bfcl(text: str, calls: tuple[ToolCall, ...]) -> None:
     ("[f(a=-(1 + 1))]", "unary operator"),
     ("[f(a=1 / 0)]", "arithmetic fails"),
     ("[f(a='x' + 1)]", "arithmetic fails"),
+    ("[f(a='%(x)s' % {})]", "arithmetic fails"),
     # Departures (BFCL's eval would run these): names, calls and formatting in arithmetic.
     ("[f(a=x + 1)]", "not a constant"),
     ("[f(a=len('ab') + 1)]", "not a constant"),

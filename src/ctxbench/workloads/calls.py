@@ -215,7 +215,7 @@ def _evaluate(node: ast.expr, depth: int) -> Any:
                     for k, v in zip(node.keys, node.values, strict=True)}
     except CallParseError:
         raise
-    except (ArithmeticError, TypeError, ValueError) as exc:
+    except (ArithmeticError, LookupError, TypeError, ValueError, MemoryError) as exc:
         raise CallParseError(f"the arithmetic fails ({type(exc).__name__})") from None
     raise CallParseError(f"an arithmetic operand that is not a constant "
                          f"({type(node).__name__}) is not evaluated")
