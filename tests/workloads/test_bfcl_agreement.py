@@ -71,15 +71,18 @@ DECODED_ALIKE = [
     "[f(a={1, 2})]", "[f(a=lambda x: x)]", "[f(a=-'x')]", "[f(a=-(1 + 1))]", "[f(a=1 / 0)]",
     "[f(a='x' + 1)]", "[f(a=x + 1)]", "[f(a='%s-%03d' % ('a', 7))]", "[f(a=b'%d' % 3)]",
     "[f(a='%(x)s' % {'x': 1})]", "[f(a='%(x)s' % {})]", "[f(a='%s %s' % (1,))]",
-    "[f(a='%*d' % (3, 1))]", "[f(a={1: 2, True: 3})]",
+    "[f(a='%*d' % (3, 1))]", "[f(a={1: 2, True: 3})]", "[f(a=f'{1!r:>{3}}' + 'x')]",
     "[f(a={(1, [2]): 3})]", "[f(a=[...] + [1])]", "[f(a=x[1:2], b=x[1, 2])]",
     "(f(a=1), g(b=2))", "{f(a=1)}", "[f(a=f'{1}')]", "[f(a=-None)]", "[f(a=0x10 + 1)]",
     "[f(a=(1, 2) + (3,))]", "[f(a={'a': 1} | {'b': 2})]", "[f(a=[1, 2][0])]", "[f(a=-1j)]",
     "[f(a=--1)]", "[f(a=1 if x else 2)]", "[f(a=True ** 100000, b=2 ** 64)]", "`f(a=1)`",
     "'[f(a=1)]'", "\n[f(a=1)]\n", "f(a=1), g(b=2)", "[]", "[f(a=...)]", "[f(a=None)]",
+    "[f(a=(1 < 2 < 3) + 1, b=(0 or 'x') + '', c=(1 if 0 else 2.5) * 2, d=(2 in [1]) - 1)]",
+    "[f(a=(1 and []) + [3], b=('a' < 1) + 1)]",
 ]
 # Departures (docs/workloads.md): BFCL's decoder evaluates these with eval.
-DEPARTURES = ["[f(a=len('ab') + 1)]", "[f(a=abs(-2) * 3)]"]
+DEPARTURES = ["[f(a=len('ab') + 1)]", "[f(a=abs(-2) * 3)]", "[f(a=(None is None) + 0)]",
+              "[f(a=(-1 * ([], lambda: 1)))]"]
 
 
 def _bfcl_form(text: str) -> object:

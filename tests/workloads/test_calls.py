@@ -42,6 +42,8 @@ def test_a_single_call_without_brackets_and_bfcl_value_forms() -> None:
     ("[f(a=b'x', c=1j, s=data['k'][0])]",
      (ToolCall("f", {"a": b"x", "c": 1j, "s": "data['k'][0]"}),)),
     ("[f(n=(1 + 2) * -1, s='%s-%03d' % ('a', 7))]", (ToolCall("f", {"n": -3, "s": "a-007"}),)),
+    ("[f(a=(1 < 2) + 1, b=(0 or 'x') + '', c=(1 if 0 else 2.5) * 2, d=f'{7:>3}' + '!')]",
+     (ToolCall("f", {"a": 2, "b": "x", "c": 5.0, "d": "  7!"}),)),
 ])
 def test_decoding_follows_bfcl(text: str, calls: tuple[ToolCall, ...]) -> None:
     assert parse_calls(text) == calls
@@ -61,6 +63,7 @@ def test_decoding_follows_bfcl(text: str, calls: tuple[ToolCall, ...]) -> None:
     # Departures (BFCL's eval would run these): names, calls and formatting in arithmetic.
     ("[f(a=x + 1)]", "not a constant"),
     ("[f(a=len('ab') + 1)]", "not a constant"),
+    ("[f(a=(None is None) + 0)]", "not a constant"),
     ("[f(a='%99999d' % 1)]", "beyond the bounds"),
     ("[f(a=10 ** 10 ** 10)]", "beyond the bounds"),
 ])

@@ -29,10 +29,11 @@ rule for rule, and runs nothing:
 
 Departures, each where BFCL would run the answer as code or has no bound (no switch
 restores them: that would run a model's output): BFCL evaluates an arithmetic
-expression with Python's ``eval``; here only constants, containers and operators are
-evaluated (exactly as Python does), and an expression that needs a name, a call, an
-attribute or any other syntax fails to decode (in BFCL it fails too, with a
-``NameError``, unless the name is a builtin or a global of its decoder module:
+expression with Python's ``eval``; here only constants, containers, f-strings and
+operators (arithmetic, unary, comparisons but ``is``, ``and``/``or``, ``x if c else y``)
+are evaluated, exactly as Python does, and an expression that needs a name, a call, an
+attribute, a subscript, a lambda, a comprehension or ``is`` fails to decode (with a name,
+in BFCL too, by ``NameError``, unless it is a builtin or a global of its decoder module:
 ``len('ab') + 1``); a result that could be larger than :data:`MAX_TEXT_CHARS` elements
 or :data:`MAX_BITS` bits (``10 ** 10 ** 10``, a ``%`` format whose widths add up past
 that) fails, and so does input past :data:`MAX_TEXT_CHARS`, :data:`MAX_DEPTH` or
@@ -157,6 +158,10 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
     ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.BitAnd: operator.and_,
     ast.MatMult: operator.matmul}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b}
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
     ast.Not: operator.not_}
@@ -210,6 +215,29 @@ def _evaluate(node: ast.expr, depth: int) -> Any:
             items = [_evaluate(v, depth + 1) for v in node.elts]
             return items if isinstance(node, ast.List) else \
                 tuple(items) if isinstance(node, ast.Tuple) else set(items)
+        if isinstance(node, ast.Compare) and node.ops and not any(
+                isinstance(op, ast.Is | ast.IsNot) for op in node.ops):
+            left = _evaluate(node.left, depth + 1)
+            for op, comparator in zip(node.ops, node.comparators, strict=True):
+                right = _evaluate(comparator, depth + 1)
+                if not _COMPARE[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.BoolOp):
+            value = None
+            for operand in node.values:  # short-circuits as Python does
+                value = _evaluate(operand, depth + 1)
+                if bool(value) is isinstance(node.op, ast.Or):
+                    return value
+            return value
+        if isinstance(node, ast.IfExp):
+            chosen = node.body if _evaluate(node.test, depth + 1) else node.orelse
+            return _evaluate(chosen, depth + 1)
+        if isinstance(node, ast.JoinedStr):
+            return "".join(_evaluate(v, depth + 1) for v in node.values)
+        if isinstance(node, ast.FormattedValue):
+            return _formatted(node, depth)
         if isinstance(node, ast.Dict) and None not in node.keys:
             return {_evaluate(k, depth + 1): _evaluate(v, depth + 1)  # type: ignore[arg-type]
                     for k, v in zip(node.keys, node.values, strict=True)}
@@ -224,6 +252,19 @@ def _evaluate(node: ast.expr, depth: int) -> Any:
 def _arguments(node: ast.Call, depth: int) -> dict[str | None, Any]:
     """BFCL's ``resolve_ast_call``: keyword arguments only (a ``**`` expansion: None)."""
     return {keyword.arg: _value(keyword.value, depth + 1) for keyword in node.keywords}
+
+
+_CONVERSIONS: dict[int, Callable[[Any], str]] = {-1: lambda v: v, 115: str, 114: repr,
+                                                 97: ascii}
+
+
+def _formatted(node: ast.FormattedValue, depth: int) -> str:
+    """One ``{value!conversion:spec}`` of an f-string, as Python formats it."""
+    value = _CONVERSIONS[node.conversion](_evaluate(node.value, depth + 1))
+    spec = "" if node.format_spec is None else _evaluate(node.format_spec, depth + 1)
+    if sum(int(n) for n in re.findall(r"\d+", spec)) > MAX_TEXT_CHARS:
+        raise CallParseError("an arithmetic result beyond the bounds")
+    return format(value, spec)
 
 
 def _call(node: ast.Call, depth: int) -> ToolCall:
