@@ -72,6 +72,18 @@ def test_what_fails_to_decode(text: str, reason: str) -> None:
         parse_calls(text)
 
 
+def test_arithmetic_of_one_answer_is_bounded_in_all() -> None:
+    """Each result is bounded, and so is everything the answer's arithmetic produces."""
+    with pytest.raises(CallParseError, match="beyond the bounds"):
+        parse_calls("[f(a=[[0] * 60000] * 60000)]")
+    with pytest.raises(CallParseError, match="beyond the bounds"):
+        parse_calls("[f(a=[" + ", ".join(["[0] * 65000 + []"] * 600) + "])]")
+    with pytest.raises(CallParseError, match="beyond the bounds"):
+        parse_calls("[f(a=('%s' * 30) % (" + ", ".join(["'a' * 60000"] * 30) + "))]")
+    (call,) = parse_calls("[f(a='a' * 30000 + '', b=[0] * 30000 + [])]")
+    assert len(call.arguments["a"]) == len(call.arguments["b"]) == 30000
+
+
 def test_code_in_a_value_is_text_never_run() -> None:
     (call,) = parse_calls("[f(a=__import__('os').system('x'))]")
     assert call.arguments == {"a": "__import__('os').system('x')"}

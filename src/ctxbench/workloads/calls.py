@@ -36,7 +36,8 @@ attribute, a subscript, a lambda, a comprehension or ``is`` fails to decode (wit
 in BFCL too, by ``NameError``, unless it is a builtin or a global of its decoder module:
 ``len('ab') + 1``); a result that could be larger than :data:`MAX_TEXT_CHARS` elements
 or :data:`MAX_BITS` bits (``10 ** 10 ** 10``, a ``%`` format whose widths add up past
-that) fails, and so does input past :data:`MAX_TEXT_CHARS`, :data:`MAX_DEPTH` or
+that), or arithmetic producing more than :data:`MAX_EVALUATED` elements in one answer,
+fails, and so does input past :data:`MAX_TEXT_CHARS`, :data:`MAX_DEPTH` or
 :data:`MAX_NODES`. A failure is a :class:`CallParseError`, which scorers read as "no
 call was made".
 """
@@ -53,13 +54,16 @@ from typing import Any
 
 from ctxbench.core import CtxbenchError
 
-__all__ = ["EXPANSION", "MAX_BITS", "MAX_DEPTH", "MAX_NODES", "MAX_TEXT_CHARS",
+__all__ = ["EXPANSION", "MAX_BITS", "MAX_DEPTH", "MAX_EVALUATED", "MAX_NODES", "MAX_TEXT_CHARS",
            "CallParseError", "ToolCall", "calls_from_native", "parse_calls", "render_calls"]
 
 MAX_TEXT_CHARS = 65_536
 MAX_DEPTH = 100
 MAX_NODES = 20_000
 MAX_BITS = 65_536
+# Elements (string characters, container items, int digits) all the arithmetic of one
+# answer may produce; one result may hold at most MAX_TEXT_CHARS.
+MAX_EVALUATED = 4 * MAX_TEXT_CHARS
 # The argument name a ``**`` expansion is recorded under (BFCL's decoder uses None).
 EXPANSION = "**"
 
@@ -108,7 +112,7 @@ def _unparse(node: ast.AST) -> str:
         raise CallParseError(f"cannot write the value back as text ({exc})") from None
 
 
-def _value(node: ast.expr, depth: int) -> Any:
+def _value(node: ast.expr, depth: int, budget: _Budget) -> Any:
     """BFCL's ``resolve_ast_by_type``."""
     if depth > MAX_DEPTH:
         raise CallParseError(f"values nest deeper than {MAX_DEPTH}")
@@ -122,29 +126,29 @@ def _value(node: ast.expr, depth: int) -> Any:
             raise CallParseError("a unary operator on something other than a number")
         return -operand.value
     if isinstance(node, ast.List):
-        return [_value(v, depth + 1) for v in node.elts]
+        return [_value(v, depth + 1, budget) for v in node.elts]
     if isinstance(node, ast.Dict):
         out: dict[Any, Any] = {}
         for key, val in zip(node.keys, node.values, strict=True):
             if key is None:
                 raise CallParseError("a ** expansion in a dict is not a value")
-            k = _value(key, depth + 1)
+            k = _value(key, depth + 1, budget)
             try:
-                out[k] = _value(val, depth + 1)
+                out[k] = _value(val, depth + 1, budget)
             except TypeError:
                 raise CallParseError("a dict key is not hashable") from None
         return out
     if isinstance(node, ast.BinOp):
         _unparse(node)  # BFCL evaluates the expression's text
-        return _evaluate(node, depth + 1)
+        return _evaluate(node, depth + 1, budget)
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Call):
         if not node.keywords:
             return _unparse(node)
-        return {_name(node.func): _arguments(node, depth + 1)}
+        return {_name(node.func): _arguments(node, depth + 1, budget)}
     if isinstance(node, ast.Tuple):
-        return tuple(_value(v, depth + 1) for v in node.elts)
+        return tuple(_value(v, depth + 1, budget) for v in node.elts)
     if isinstance(node, ast.Lambda):
         raise CallParseError("a lambda is not a value")
     if isinstance(node, ast.Subscript):
@@ -170,17 +174,35 @@ _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
 _FORMAT_SPEC = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?")
 
 
+def _size(value: Any) -> int:
+    """Elements of ``value``, nested ones counted each time they occur (digits for ints)."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, int):
+        return value.bit_length() // 3 + 1
+    if isinstance(value, dict):
+        return len(value) + sum(_size(k) + _size(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set):
+        return len(value) + sum(_size(v) for v in value)
+    return 1
+
+
 def _too_large(op: type[ast.operator], left: Any, right: Any) -> bool:
-    """Whether ``left op right`` would exceed the bounds (checked before computing)."""
+    """Whether ``left op right`` could exceed the bounds (checked before computing).
+
+    Every evaluated value stays within :data:`MAX_TEXT_CHARS` elements (:func:`_size`),
+    so an operator that adds sizes cannot run away, and these checks catch the ones
+    that multiply them.
+    """
     if op is ast.Mod and isinstance(left, str | bytes):
-        # String formatting: its widths and precisions make output of any size.
+        # String formatting: its widths and its arguments' text make its size.
         text = left.decode("latin-1") if isinstance(left, bytes) else left
         specs = _FORMAT_SPEC.findall(text)
         widths = sum(int(n) for spec in specs for n in re.findall(r"\d+", spec))
         if any("*" in spec for spec in specs):  # widths taken from the arguments
             values = right if isinstance(right, tuple) else (right,)
             widths += sum(abs(v) for v in values if isinstance(v, int))
-        return widths > MAX_TEXT_CHARS
+        return widths + len(text) + 32 * _size(right) > MAX_TEXT_CHARS
     ints = isinstance(left, int) and isinstance(right, int)
     if op is ast.Pow and ints:
         return bool(abs(left) > 1 and right > 0 and left.bit_length() * right > MAX_BITS)
@@ -191,11 +213,27 @@ def _too_large(op: type[ast.operator], left: Any, right: Any) -> bool:
             return bool(left.bit_length() + right.bit_length() > MAX_BITS)
         for seq, count in ((left, right), (right, left)):
             if isinstance(seq, str | bytes | list | tuple) and isinstance(count, int):
-                return bool(len(seq) * count > MAX_TEXT_CHARS)
+                return bool(_size(seq) * count > MAX_TEXT_CHARS)
     return False
 
 
-def _evaluate(node: ast.expr, depth: int) -> Any:
+class _Budget:
+    """Elements (:func:`_size`) the arithmetic of one answer may still produce."""
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+
+    def spend(self, elements: int) -> None:
+        self.remaining -= elements
+        if self.remaining < 0:
+            raise CallParseError("an arithmetic result beyond the bounds")
+
+    def charge(self, value: Any) -> Any:
+        self.spend(_size(value))
+        return value
+
+
+def _evaluate(node: ast.expr, depth: int, budget: _Budget) -> Any:
     """What Python's ``eval`` gives for an expression of constants and operators."""
     if depth > MAX_DEPTH:
         raise CallParseError(f"values nest deeper than {MAX_DEPTH}")
@@ -203,23 +241,24 @@ def _evaluate(node: ast.expr, depth: int) -> Any:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.BinOp):
-            left = _evaluate(node.left, depth + 1)
-            right = _evaluate(node.right, depth + 1)
+            left = _evaluate(node.left, depth + 1, budget)
+            right = _evaluate(node.right, depth + 1, budget)
             if _too_large(type(node.op), left, right):
                 raise CallParseError("an arithmetic result beyond the bounds")
-            return _BINARY[type(node.op)](left, right)
+            return budget.charge(_BINARY[type(node.op)](left, right))
         if isinstance(node, ast.UnaryOp):
-            return _UNARY[type(node.op)](_evaluate(node.operand, depth + 1))
+            return _UNARY[type(node.op)](_evaluate(node.operand, depth + 1, budget))
         if isinstance(node, ast.List | ast.Tuple | ast.Set) and \
                 not any(isinstance(v, ast.Starred) for v in node.elts):
-            items = [_evaluate(v, depth + 1) for v in node.elts]
+            items = [_evaluate(v, depth + 1, budget) for v in node.elts]
+            budget.spend(len(items))
             return items if isinstance(node, ast.List) else \
                 tuple(items) if isinstance(node, ast.Tuple) else set(items)
         if isinstance(node, ast.Compare) and node.ops and not any(
                 isinstance(op, ast.Is | ast.IsNot) for op in node.ops):
-            left = _evaluate(node.left, depth + 1)
+            left = _evaluate(node.left, depth + 1, budget)
             for op, comparator in zip(node.ops, node.comparators, strict=True):
-                right = _evaluate(comparator, depth + 1)
+                right = _evaluate(comparator, depth + 1, budget)
                 if not _COMPARE[type(op)](left, right):
                     return False
                 left = right
@@ -227,19 +266,21 @@ def _evaluate(node: ast.expr, depth: int) -> Any:
         if isinstance(node, ast.BoolOp):
             value = None
             for operand in node.values:  # short-circuits as Python does
-                value = _evaluate(operand, depth + 1)
+                value = _evaluate(operand, depth + 1, budget)
                 if bool(value) is isinstance(node.op, ast.Or):
                     return value
             return value
         if isinstance(node, ast.IfExp):
-            chosen = node.body if _evaluate(node.test, depth + 1) else node.orelse
-            return _evaluate(chosen, depth + 1)
+            chosen = node.body if _evaluate(node.test, depth + 1, budget) else node.orelse
+            return _evaluate(chosen, depth + 1, budget)
         if isinstance(node, ast.JoinedStr):
-            return "".join(_evaluate(v, depth + 1) for v in node.values)
+            return budget.charge("".join([_evaluate(v, depth + 1, budget)
+                                          for v in node.values]))
         if isinstance(node, ast.FormattedValue):
-            return _formatted(node, depth)
+            return _formatted(node, depth, budget)
         if isinstance(node, ast.Dict) and None not in node.keys:
-            return {_evaluate(k, depth + 1): _evaluate(v, depth + 1)  # type: ignore[arg-type]
+            budget.spend(len(node.keys))
+            return {_evaluate(k, depth + 1, budget): _evaluate(v, depth + 1, budget)  # type: ignore[arg-type]
                     for k, v in zip(node.keys, node.values, strict=True)}
     except CallParseError:
         raise
@@ -249,26 +290,26 @@ def _evaluate(node: ast.expr, depth: int) -> Any:
                          f"({type(node).__name__}) is not evaluated")
 
 
-def _arguments(node: ast.Call, depth: int) -> dict[str | None, Any]:
+def _arguments(node: ast.Call, depth: int, budget: _Budget) -> dict[str | None, Any]:
     """BFCL's ``resolve_ast_call``: keyword arguments only (a ``**`` expansion: None)."""
-    return {keyword.arg: _value(keyword.value, depth + 1) for keyword in node.keywords}
+    return {keyword.arg: _value(keyword.value, depth + 1, budget) for keyword in node.keywords}
 
 
 _CONVERSIONS: dict[int, Callable[[Any], str]] = {-1: lambda v: v, 115: str, 114: repr,
                                                  97: ascii}
 
 
-def _formatted(node: ast.FormattedValue, depth: int) -> str:
+def _formatted(node: ast.FormattedValue, depth: int, budget: _Budget) -> str:
     """One ``{value!conversion:spec}`` of an f-string, as Python formats it."""
-    value = _CONVERSIONS[node.conversion](_evaluate(node.value, depth + 1))
-    spec = "" if node.format_spec is None else _evaluate(node.format_spec, depth + 1)
+    value = _CONVERSIONS[node.conversion](_evaluate(node.value, depth + 1, budget))
+    spec = "" if node.format_spec is None else _evaluate(node.format_spec, depth + 1, budget)
     if sum(int(n) for n in re.findall(r"\d+", spec)) > MAX_TEXT_CHARS:
         raise CallParseError("an arithmetic result beyond the bounds")
-    return format(value, spec)
+    return str(budget.charge(format(value, spec)))
 
 
-def _call(node: ast.Call, depth: int) -> ToolCall:
-    arguments = _arguments(node, depth)
+def _call(node: ast.Call, depth: int, budget: _Budget) -> ToolCall:
+    arguments = _arguments(node, depth, budget)
     return ToolCall(_name(node.func), {EXPANSION if k is None else k: v
                                        for k, v in arguments.items()})
 
@@ -299,11 +340,12 @@ def parse_calls(text: str) -> tuple[ToolCall, ...]:
     if items is None:
         raise CallParseError("not a list of calls")
     calls = []
+    budget = _Budget(MAX_EVALUATED)
     for item in items:
         if not isinstance(item, ast.Call):
             raise CallParseError("an element of the list is not a call")
         try:
-            calls.append(_call(item, 0))
+            calls.append(_call(item, 0, budget))
         except RecursionError:
             raise CallParseError(f"values nest deeper than {MAX_DEPTH}") from None
     return tuple(calls)
