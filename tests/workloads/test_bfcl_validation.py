@@ -15,7 +15,7 @@ import pytest
 from bfcl_mutations import AST_CATEGORIES, GREEDY_ORDER, MUTATIONS, tally
 
 from ctxbench.core import InputError
-from ctxbench.workloads import load_bfcl, parse_calls, render_calls
+from ctxbench.workloads import ground_truth_call, load_bfcl, parse_calls, render_calls
 from ctxbench.workloads.bfcl import BFCL_CATEGORIES, BFCL_ERRATA, bfcl_data_dir, score_tool_answer
 
 
@@ -56,6 +56,30 @@ def test_irrelevance_is_correct_only_without_a_call(category: str) -> None:
     schema = task.schemas[0]
     call = render_calls([type(parse_calls("[f()]")[0])(schema.name, {})])
     assert score_tool_answer(task, call) == 0.0
+
+
+@pytest.mark.parametrize("category", ["irrelevance", "live_irrelevance"])
+def test_a_call_with_positional_or_computed_arguments_is_a_call(category: str) -> None:
+    # BFCL's decoder ignores positional arguments and evaluates arithmetic: both are calls.
+    task = load_bfcl(category, limit=1).tasks[0]
+    name = task.schemas[0].name
+    for answer in (f"[{name}('x')]", f"[{name}(n=1+1)]", f"{name}(2, n=-(1 + 2))",
+                   f"[{name}(n=+1)]"):
+        assert score_tool_answer(task, answer) == (1.0 if "-(" in answer else 0.0), answer
+
+
+@pytest.mark.parametrize(("category", "task_id", "right", "wrong"), [
+    # An integer in a float array, a boolean in an integer array: equal values, rejected.
+    ("simple", "simple_python_13", "interval=[1.0, 3.0]", "interval=[1, 3]"),
+    ("live_simple", "live_simple_29-7-2", "quantities=[1]", "quantities=[True]"),
+])
+def test_array_items_of_the_wrong_type_fail_on_shipped_tasks(
+        category: str, task_id: str, right: str, wrong: str) -> None:
+    task = next(t for t in load_bfcl(category).tasks if t.task_id == task_id)
+    truth = render_calls([ground_truth_call(task)])
+    assert right in truth
+    assert score_tool_answer(task, truth) == 1.0
+    assert score_tool_answer(task, truth.replace(right, wrong)) == 0.0
 
 
 def test_relevance_needs_a_call() -> None:
