@@ -160,13 +160,21 @@ def test_ctrl_c_at_any_moment_ends_with_130_or_a_finished_run(tmp_path: Path) ->
     import sys
     import time
 
+    # Each delay counts from the moment ctxbench's start-up handler is installed (the
+    # child says "ready" once ``ctxbench.cli`` is imported, before the command line and
+    # the command's modules): a SIGINT before that lands in the interpreter's own start-up,
+    # which no program can handle, so a fixed delay from the spawn tested the machine's load.
+    launcher = ("import sys\nsys.argv[0] = 'ctxbench'\nimport ctxbench.cli\n"
+                "sys.stdout.write('ready\\n')\nsys.stdout.flush()\n"
+                "from ctxbench.cli.main import main\nmain()\n")
     outcomes = set()
-    for k, delay in enumerate((0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.9)):
+    for k, delay in enumerate((0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.9)):
         (tmp_path / f"d{k}").mkdir()
         path = spec(tmp_path / f"d{k}")
-        proc = subprocess.Popen([sys.executable, "-m", "ctxbench", "run", str(path),
+        proc = subprocess.Popen([sys.executable, "-c", launcher, "run", str(path),
                                  "--no-progress"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
