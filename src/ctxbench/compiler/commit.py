@@ -230,6 +230,32 @@ def _labels(commit: dict[str, Any], corpus: Path) -> Labeler | None:
     return Labeler(corpus_names(corpus))
 
 
+def _identity(corpus: Path, rel: str) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(resolve_in_corpus(corpus, rel))
+    except (OSError, CtxbenchError):
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _denied_files(policy: Policy, corpus: Path) -> tuple[set[tuple[int, int] | None], set[str]]:
+    """File identities and BLAKE3 digests of the denied entries that are corpus paths
+    (plain-directory commits): a second name of a denied file is denied too."""
+    identities: set[tuple[int, int] | None] = set()
+    digests: set[str] = set()
+    for rel in policy.denied_artifacts:
+        identity = _identity(corpus, rel)
+        if identity is None:
+            continue
+        try:
+            data = read_regular_file(resolve_in_corpus(corpus, rel), rel)
+        except CtxbenchError:
+            continue  # a denied directory, or a file that is not readable: nothing to bind
+        identities.add(identity)
+        digests.add(blake3_hex(data))
+    return identities, digests
+
+
 def _verify(
     commit: dict[str, Any], corpus: Path, tokenizer: Tokenizer | None, context: str | None
 ) -> None:
@@ -244,6 +270,7 @@ def _verify(
     parts: list[str] = []
     read: list[tuple[Excerpt, bytes]] = []
     labeler = _labels(commit, corpus)
+    denied_files = _denied_files(policy, corpus)
     for n, item in enumerate(commit["excerpts"]):
         where = f"excerpt {n} ({item['artifact_id']})"
         label = item.get("label")
@@ -261,6 +288,10 @@ def _verify(
         data = read_regular_file(resolve_in_corpus(corpus, item["path"]), item["path"])
         _check(blake3_hex(data) == item["source_blake3"],
                f"{where}: {item['path']} does not match source_blake3 (the source changed)")
+        _check(_identity(corpus, item["path"]) not in denied_files[0]
+               and item["source_blake3"] not in denied_files[1],
+               f"{where}: {item['path']} is the same file as, or holds the same bytes as, an "
+               f"artifact the commit's policy denies")
         _check(ranges[-1][1] <= len(data), f"{where}: byte range beyond the end of the file")
         excerpt = Excerpt(item["artifact_id"], item["path"], item["classification"],
                           item["source_blake3"], ranges, label)

@@ -182,11 +182,21 @@ class ContextIndex:
     # -- policy views ----------------------------------------------------------------------
 
     def permitted_artifacts(self, policy: Policy) -> list[int]:
-        """Positions of the artifacts the policy permits (decided on metadata alone)."""
-        return [
-            i for i, a in enumerate(self.corpus.artifacts)
-            if policy.permits(a.artifact_id, a.classification)
-        ]
+        """Positions of the artifacts the policy permits (decided on metadata alone): an
+        artifact is permitted only when each of its aliases is (:meth:`Corpus.aliases`)."""
+        artifacts = self.corpus.artifacts
+        ok = [policy.permits(a.artifact_id, a.classification) for a in artifacts]
+        return [i for i, a in enumerate(artifacts)
+                if ok[i] and all(ok[self._position[other]]
+                                 for other in self.corpus.aliases(a.artifact_id))]
+
+    def permits(self, position: int, policy: Policy) -> bool:
+        """True when ``policy`` permits the artifact at ``position`` and every alias of it
+        (one file under several names, or the same bytes, is permitted only as a whole)."""
+        corpus = self.corpus
+        return all(policy.permits(other, corpus.artifacts[self._position[other]]
+                                  .classification)
+                   for other in corpus.aliases(corpus.artifacts[position].artifact_id))
 
     def view(self, policy: Policy) -> PolicyView:
         """The BM25 view over the chunks this policy permits (built once per policy)."""

@@ -230,7 +230,7 @@ def _excerpts(index: ContextIndex, policy: Policy, name: str,
             raise StrategyFailure(name, "forbidden_artifact", f"selected[{n}]: unknown "
                                   f"artifact {item.artifact_id[:80]!r}")
         artifact = index.artifact_at(position)
-        if not policy.permits(artifact.artifact_id, artifact.classification):
+        if not index.permits(position, policy):
             # Never read: a denied or disallowed artifact's bytes are not even compared.
             raise StrategyFailure(name, "forbidden_artifact", f"selected[{n}]: artifact "
                                   f"{artifact.artifact_id!r} is denied or disallowed by the "
