@@ -85,3 +85,86 @@ def test_a_well_signed_entry_with_a_bad_layout_is_not_used(tmp_path: Path) -> No
         signed = form_line + b"\n" + head_line + b"\n" + body
         path.write_bytes(blake3_hex(signed).encode() + b"\n" + signed)
         assert load_index(corpus, tokenizer) is None, head_line[:80]
+
+
+def _forge(path: Path, change: str) -> None:
+    """Rewrite a cache entry with one array changed and its digest recomputed."""
+    from ctxbench.compiler.index_cache import _read_arrays, _write_arrays
+
+    payload = path.read_bytes().split(b"\n", 1)[1]
+    found = _read_arrays(memoryview(payload))
+    assert found is not None
+    arrays = {k: np.array(v) for k, v in found.items()}
+    bounds = arrays["bounds"]
+    if change == "negative":
+        bounds[:] = -bounds - 1
+    elif change == "beyond":
+        bounds[-1, 1] += 10_000
+    elif change == "shifted":  # a boundary moved off a line start (before "\n\n")
+        bounds[0, 1] -= 2
+        bounds[1, 0] -= 2
+    elif change == "dropped":  # the last artifact's chunks gone
+        last = arrays["chunk_artifact"] == arrays["chunk_artifact"].max()
+        keep = ~last
+        offsets = arrays["offsets"]
+        arrays["offsets"] = offsets[: int(keep.sum()) + 1]
+        arrays["terms"] = arrays["terms"][: int(arrays["offsets"][-1])]
+        counts = arrays["context_counts"]
+        arrays["contexts"] = arrays["contexts"][: int(counts[keep].sum())]
+        arrays["context_counts"] = counts[keep]
+        arrays["chunk_artifact"] = arrays["chunk_artifact"][keep]
+        arrays["bounds"] = bounds[keep]
+        labels = arrays["labels"].tobytes().split(b"\n")[: int(keep.sum())]
+        arrays["labels"] = np.frombuffer(b"\n".join(labels), dtype=np.uint8)
+    elif change == "terms":
+        arrays["terms"][0] = 10**8
+    signed = _write_arrays(arrays)
+    path.write_bytes(blake3_hex(signed).encode() + b"\n" + signed)
+
+
+@pytest.mark.parametrize("change", ["negative", "beyond", "dropped", "terms"])
+def test_a_forged_entry_with_its_digest_recomputed_is_rebuilt(
+    tmp_path: Path, change: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    corpus = write_corpus(tmp_path / "corpus", 6)
+    tokenizer = get_tokenizer()
+    built = ContextIndex.build(corpus, tokenizer)
+    path = save_index(built)
+    assert path is not None
+    _forge(path, change)
+    assert load_index(corpus, tokenizer) is None
+    loaded = ContextIndex.load_or_build(corpus, tokenizer)
+    assert loaded.chunks == built.chunks
+    args = ["compile", "--corpus", str(corpus.root), "--query", QUERY, "--budget", "300",
+            "--print"]
+    assert run_guarded(cli, args) == 0
+    honest = capsys.readouterr().out
+    assert honest != ""
+    (entry,) = set((tmp_path / "cache" / "index").iterdir()) - {path}
+    _forge(entry, change)
+    assert run_guarded(cli, args) == 0
+    assert capsys.readouterr().out == honest
+
+
+def test_a_forged_entry_whose_chunks_cut_lines_is_refused_when_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\ntoken rotation alpha\n\n# B\n\nrefresh key beta\n")
+    args = ["compile", "--corpus", str(root), "--query", QUERY, "--budget", "300", "--print"]
+    assert run_guarded(cli, args) == 0
+    capsys.readouterr()
+    (entry,) = (tmp_path / "cache" / "index").iterdir()
+    _forge(entry, "shifted")  # still a tiling of the file, but off its line starts
+    assert run_guarded(cli, args) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"ctxbench: error: {entry}: index cache entry: chunk ")
+    assert "a.md does not start and end at line boundaries of the file" in err
