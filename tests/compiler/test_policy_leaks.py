@@ -362,23 +362,6 @@ def test_a_hard_link_to_a_denied_file_is_denied_too(
         "pub/faq.md"]
 
 
-def test_register_refuses_a_hard_link_to_another_registered_file(tmp_path: Path) -> None:
-    corpus = tmp_path / "c"
-    (corpus / "restricted").mkdir(parents=True)
-    (corpus / "public").mkdir()
-    (corpus / "restricted" / "salaries.md").write_text(f"{SECRET}\n")
-    rules = tmp_path / "rules.toml"
-    rules.write_text('benchmark_id = "b"\n'
-                     '[[rule]]\nglob = "public/**"\nkind = "runbook"\n'
-                     'classification = "public"\n'
-                     '[[rule]]\nglob = "restricted/**"\nkind = "policy"\n'
-                     'classification = "restricted"\n')
-    os.link(corpus / "restricted" / "salaries.md", corpus / "public" / "notes.md")
-    with pytest.raises(InputError, match=r"restricted/salaries\.md: expected one path per "
-                       r"file, got a hard link to 'public/notes\.md'"):
-        register_directory(corpus, rules)
-
-
 def test_compile_verify_refuses_a_commit_of_a_second_name_of_a_denied_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -420,3 +403,31 @@ def test_compile_verify_refuses_a_commit_of_a_second_name_of_a_denied_file(
     assert (code, out) == (2, "")
     assert "notes.md is the same file as, or holds the same bytes as, an artifact the " \
            "commit's policy denies" in err
+
+
+def test_a_registry_giving_one_file_two_classifications_never_sends_it(
+    tmp_path: Path,
+) -> None:
+    from ctxbench.compiler.corpus import CorpusArtifact
+    from ctxbench.core import blake3_hex
+
+    root = tmp_path / "c"
+    (root / "restricted").mkdir(parents=True)
+    (root / "public").mkdir()
+    data = f"{SECRET} salary band token rotation\n".encode()
+    (root / "restricted" / "salaries.md").write_bytes(data)
+    os.link(root / "restricted" / "salaries.md", root / "public" / "notes.md")
+    (root / "public" / "faq.md").write_text("token rotation faq\n")
+    digest = blake3_hex(data)
+    corpus = Corpus(root, (
+        CorpusArtifact("salaries", "restricted/salaries.md", "policy", "restricted", digest),
+        CorpusArtifact("notes", "public/notes.md", "runbook", "public", digest),
+        CorpusArtifact("faq", "public/faq.md", "runbook", "public",
+                       blake3_hex(b"token rotation faq\n"))), "test")
+    index = ContextIndex.build(corpus, get_tokenizer())
+    policy = Policy(("public",))
+    for strategy, budget in (("compiled", 300), ("naive_top_k", 300),
+                             ("full_permitted_context", None), ("chunk-bm25", 300)):
+        packet = compile_context(index, query="salary token rotation", budget=budget,
+                                 policy=policy, strategy=strategy)
+        assert SECRET not in packet.text and packet.artifact_ids == ("faq",), strategy

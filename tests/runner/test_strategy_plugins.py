@@ -124,10 +124,14 @@ def raises(request):
 def hangs(request):
     time.sleep(5)
     return StrategyResult("", ())
+
+
+def exits(request):
+    raise SystemExit(0)
 '''
 KINDS = {"over-budget": "over_budget", "forbidden-artifact": "forbidden_artifact",
          "forbidden-text": "forbidden_text", "not-a-string": "invalid_output",
-         "raises": "exception", "hangs": "timeout"}
+         "raises": "exception", "hangs": "timeout", "exits": "exception"}
 
 
 def test_bad_plugin_output_is_that_trials_failure(
@@ -162,6 +166,7 @@ def test_bad_plugin_output_is_that_trials_failure(
     assert "ZeroDivisionError: division by zero in the packer" in by_name["raises"]
     assert "exceed the budget" in by_name["over-budget"]
     assert "no packet within 0.5 s" in by_name["hangs"]
+    assert by_name["exits"] == "strategy_failed:exception: SystemExit: 0"
     assert "not-in-this-corpus" in by_name["forbidden-artifact"]
     baseline = [r for r in records if r["strategy"] == "full_permitted_context"]
     assert all(r["outcome"] == "success" for r in baseline)

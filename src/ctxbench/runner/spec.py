@@ -300,14 +300,14 @@ def _strategy_budgeted(t: _TomlFields, strategy: str) -> bool | None:
     built-in four, whose rules follow. An unknown name fails, naming what is installed."""
     if strategy in STRATEGIES:
         return None
-    from ctxbench.compiler.discovery import get_strategy, installed_strategies
+    from ctxbench.compiler.discovery import installed_strategies, strategy_facts
 
     known = [i.name for i in installed_strategies() if i.problem is None]
     if strategy not in known:
         t.fail("strategy", f"one of {', '.join(dict.fromkeys([*STRATEGIES, *known]))} "
                "(installed: ctxbench strategies)", strategy)
     try:
-        return bool(get_strategy(strategy).budgeted)
+        return bool(strategy_facts(strategy).budgeted)
     except InputError as exc:
         t.fail("strategy", f"a strategy that loads ({str(exc)[:200]})", strategy)
     return None
