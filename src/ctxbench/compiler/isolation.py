@@ -82,6 +82,7 @@ class IsolatedStrategy:
         child.close()
         facts = self._exchange(None, LOAD_TIMEOUT_S, loading=True)
         self.name, self.budgeted, self.summary, self.requires = _facts(name, facts)
+        self._name = self.name  # failures name the strategy as its commits do
 
     def alive(self) -> bool:
         return self._process.is_alive()
