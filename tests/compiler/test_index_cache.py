@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from compiler_corpus import write_corpus
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ctxbench.compiler import ContextIndex, Policy, compile_context, get_tokenizer
+from ctxbench.compiler import ContextIndex, Corpus, Policy, compile_context, get_tokenizer
 from ctxbench.compiler.index_cache import cache_dir, cache_key, load_index, save_index
 from ctxbench.core import blake3_hex
 
@@ -168,3 +170,46 @@ def test_a_forged_entry_whose_chunks_cut_lines_is_refused_when_read(
     assert out == ""
     assert err.startswith(f"ctxbench: error: {entry}: index cache entry: chunk ")
     assert "a.md does not start and end at line boundaries of the file" in err
+
+
+_FUZZED = ("bounds", "contexts", "chunk_artifact", "context_counts", "offsets")
+
+
+@settings(max_examples=40, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(_FUZZED), at=st.integers(0, 10**6),
+       value=st.integers(-(2**40), 2**40))
+def test_a_forged_element_never_crashes_nor_sends_denied_text(
+        tmp_path: Path, name: str, at: int, value: int) -> None:
+    """One element of an array changed, the digest recomputed: the compile gives a packet
+    of permitted text or a located IntegrityError, never a crash or denied text."""
+    from ctxbench.compiler.index_cache import _read_arrays, _write_arrays
+    from ctxbench.core import IntegrityError
+
+    root = tmp_path / f"fz-{name}-{at}-{value}"
+    (root / "d").mkdir(parents=True, exist_ok=True)
+    (root / "a.md").write_text("# A\n\ntoken rotation alpha\n\n# B\n\nrefresh key beta\n")
+    (root / "d" / "secret.md").write_text("# S\n\nzqdeniedq token rotation\n" * 3)
+    (root / "c.py").write_text("def rotate():\n    return 'token'\n\n\nclass K:\n    x = 1\n")
+    corpus = Corpus.from_directory(root)
+    tokenizer = get_tokenizer()
+    path = save_index(ContextIndex.build(corpus, tokenizer))
+    assert path is not None
+    found = _read_arrays(memoryview(path.read_bytes().split(b"\n", 1)[1]))
+    assert found is not None
+    arrays = {k: np.array(v) for k, v in found.items()}
+    flat = arrays[name].reshape(-1)
+    if len(flat):
+        limits = np.iinfo(flat.dtype)
+        flat[at % len(flat)] = min(max(value, int(limits.min)), int(limits.max))
+    signed = _write_arrays(arrays)
+    path.write_bytes(blake3_hex(signed).encode() + b"\n" + signed)
+    policy = Policy(("internal",), ("d/secret.md",))
+    try:
+        index = ContextIndex.load_or_build(corpus, tokenizer)
+        for strategy, budget in (("compiled", 200), ("full_permitted_context", None)):
+            packet = compile_context(index, query=QUERY, budget=budget, policy=policy,
+                                     strategy=strategy)
+            assert "zqdeniedq" not in packet.text
+    except IntegrityError as exc:
+        assert "index cache entry" in str(exc)

@@ -94,10 +94,11 @@ def load_index(corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex | None:
         if len(arrays["offsets"]) != len(arrays["chunk_artifact"]) + 1 or \
                 int(arrays["offsets"][-1]) != len(arrays["terms"]) or \
                 (len(arrays["chunk_artifact"]) and
-                 int(arrays["chunk_artifact"].max()) >= len(corpus.artifacts)):
+                 (int(arrays["chunk_artifact"].max()) >= len(corpus.artifacts)
+                  or int(arrays["chunk_artifact"].min()) < 0)):
             return None
         index = ContextIndex.from_arrays(corpus, tokenizer, arrays)
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
         return None
     return index if describes(index, arrays) else None
 
