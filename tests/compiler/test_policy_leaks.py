@@ -431,3 +431,24 @@ def test_a_registry_giving_one_file_two_classifications_never_sends_it(
         packet = compile_context(index, query="salary token rotation", budget=budget,
                                  policy=policy, strategy=strategy)
         assert SECRET not in packet.text and packet.artifact_ids == ("faq",), strategy
+
+
+def test_compile_verify_refuses_restricted_text_in_a_commits_free_text(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit_path = tmp_path / "commit.json"
+    assert run_guarded(cli, ["compile", "--corpus", str(corpus), "--query", QUERY,
+                             "--strategy", "truncate-head", "--budget", "300",
+                             "--deny", "src/auth/tokens.py",
+                             "--output", str(commit_path)]) == 0
+    assert run_guarded(cli, ["compile", "verify", str(commit_path), "--corpus",
+                             str(corpus)]) == 0
+    capsys.readouterr()
+    secret = (corpus / "src" / "auth" / "tokens.py").read_text().splitlines()[3]
+    forged = json.loads(commit_path.read_text())
+    forged["strategy_source"]["details"] = {"note": secret}  # outside the commit id
+    commit_path.write_text(json.dumps(forged))
+    code = run_guarded(cli, ["compile", "verify", str(commit_path), "--corpus", str(corpus)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert "strategy_source holds text of a file the commit's policy denies" in err

@@ -12,7 +12,7 @@ The denied bytes are read only when there is free text to check.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:
     from ctxbench.compiler.index import ContextIndex
 
-__all__ = ["WINDOW", "RestrictedText"]
+__all__ = ["WINDOW", "RestrictedText", "shares_restricted_run"]
 
 #: Characters (whitespace dropped) a text must share with restricted bytes to hold them.
 WINDOW = 16
@@ -44,6 +44,26 @@ def _windows(data: bytes) -> np.ndarray:
         return np.asarray((view * powers).sum(axis=1, dtype=np.uint64), dtype=np.uint64)
 
 
+def shares_restricted_run(text: str, denied: Iterable[bytes], permitted: Iterable[bytes]
+                          ) -> bool:
+    """True when ``text`` shares a :data:`WINDOW`-character run with some ``denied`` bytes
+    that none of the ``permitted`` bytes holds (whitespace and ASCII case ignored);
+    ``permitted`` is consumed only when there is such a run."""
+    mine = np.unique(_windows(_normal(text.encode("utf-8", "replace"))))
+    if not len(mine):
+        return False
+    hits = np.zeros(0, dtype=np.uint64)
+    for data in denied:
+        hits = np.union1d(hits, mine[np.isin(mine, _windows(_normal(data)))])
+    if not len(hits):
+        return False
+    for data in permitted:  # a run that permitted text also holds is not restricted
+        hits = hits[~np.isin(hits, _windows(_normal(data)))]
+        if not len(hits):
+            return False
+    return True
+
+
 class RestrictedText:
     """The restricted bytes of one (index, policy): every artifact not in ``allowed``."""
 
@@ -56,20 +76,8 @@ class RestrictedText:
         """True when ``text`` holds restricted text (see the module docstring)."""
         if not self._denied:
             return False
-        mine = np.unique(_windows(_normal(text.encode("utf-8", "replace"))))
-        if not len(mine):
-            return False
-        hits = np.zeros(0, dtype=np.uint64)
-        for position in self._denied:
-            found = _windows(_normal(self._read(position)))
-            hits = np.union1d(hits, mine[np.isin(mine, found)])
-        if not len(hits):
-            return False
-        for position in self._allowed:  # a run permitted text also holds is not restricted
-            hits = hits[~np.isin(hits, _windows(_normal(self._read(position))))]
-            if not len(hits):
-                return False
-        return True
+        return shares_restricted_run(text, (self._read(p) for p in self._denied),
+                                     (self._read(p) for p in self._allowed))
 
     def _read(self, position: int) -> bytes:
         # ctxbench's own digest-checked read; a denied artifact's bytes stay in this process
