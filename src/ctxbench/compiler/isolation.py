@@ -1,9 +1,10 @@
 """Third-party strategies run in a worker process, under a deadline that always holds.
 
 ``compile_named`` runs every strategy that is not built-in through :func:`isolated`: a
-worker process (``multiprocessing`` *spawn* context: a fresh interpreter, nothing of
-ctxbench's process inherited but the command line's ``sys.path`` and environment) that
-imports the plugin, builds its packets and answers over a pipe. So a plugin
+worker process (``python -c``, a fresh interpreter: nothing of ctxbench's process is
+inherited but ``sys.path``, the environment and one socket; the caller's ``__main__`` is
+not re-imported, as multiprocessing's *spawn* would) that imports the plugin, builds its
+packets and answers over the socket. So a plugin
 
 - never runs in ctxbench's process: a monkeypatch (``Policy.permits``, the checks) only
   changes the worker, and every check runs in the parent on ctxbench's own data;
@@ -15,8 +16,10 @@ imports the plugin, builds its packets and answers over a pipe. So a plugin
 - cannot end the run: ``SystemExit``, ``KeyboardInterrupt`` or any ``BaseException`` it
   raises, or the worker dying, is that packet's :class:`StrategyFailure`; Ctrl-C is
   ignored in the worker and stops the parent, which kills the worker;
-- writes nothing ctxbench shows: the worker's stdout and stderr are /dev/null, and the
-  parent reads only JSON from it (never a pickle, which would run code on loading).
+- writes nothing ctxbench shows: the worker's stdin, stdout and stderr are /dev/null, and
+  the parent reads only JSON from it (never a pickle, which would run code on loading).
+
+Workers still running when ctxbench exits are killed (``atexit``).
 
 One worker per strategy (and ``sys.path``) is kept for the process's life and reused;
 one that times out, dies or answers out of protocol is killed and started afresh.
@@ -24,8 +27,9 @@ one that times out, dies or answers out of protocol is killed and started afresh
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
-import os
 import signal
 import sys
 import threading
@@ -69,28 +73,39 @@ class IsolatedStrategy:
     """A :class:`~ctxbench.compiler.plugins.Strategy` whose ``build`` runs in a worker."""
 
     def __init__(self, name: str, timeout_s: float) -> None:
-        import multiprocessing
+        import socket
+        import subprocess
+        from multiprocessing.connection import Connection
 
         self.timeout_s = timeout_s
         self._name = name
         self._lock = threading.Lock()
-        context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=_worker_main, args=(child, name),
-                                        name=f"ctxbench-strategy-{name[:40]}", daemon=True)
-        self._process.start()
-        child.close()
+        ours, theirs = socket.socketpair()
+        code = (f"import sys; sys.path[:] = {list(sys.path)!r}; from ctxbench.compiler."
+                f"isolation import _worker_main; _worker_main({theirs.fileno()}, {name!r})")
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", code], pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, close_fds=True)
+        finally:
+            theirs.close()
+        self._conn = Connection(ours.detach())
+        _started.append(self)
         facts = self._exchange(None, LOAD_TIMEOUT_S, loading=True)
         self.name, self.budgeted, self.summary, self.requires = _facts(name, facts)
         self._name = self.name  # failures name the strategy as its commits do
 
     def alive(self) -> bool:
-        return self._process.is_alive()
+        return self._process.poll() is None
 
     def kill(self) -> None:
-        if self._process.is_alive():
+        import subprocess
+
+        if self._process.poll() is None:
             self._process.kill()
-        self._process.join(5)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(5)
         self._conn.close()
 
     def build(self, request: StrategyRequest) -> StrategyResult:
@@ -137,7 +152,7 @@ class IsolatedStrategy:
                 return value[key]
         except (EOFError, OSError, BrokenPipeError):
             self.kill()
-            code = self._process.exitcode
+            code = self._process.poll()
             raise StrategyFailure(self._name, "exception", f"the worker process ended "
                                   f"(exit code {code}) before it answered") from None
         except (ValueError, UnicodeDecodeError, RecursionError):
@@ -303,11 +318,21 @@ def _answer(result: Any) -> dict[str, Any]:
             else None, "details": details}
 
 
-def _worker_main(conn: Any, name: str) -> None:  # pragma: no cover - runs in the worker
+def _kill_all() -> None:
+    for worker in _started:
+        if worker.alive():
+            worker.kill()
+
+
+_started: list[IsolatedStrategy] = []
+atexit.register(_kill_all)
+
+
+def _worker_main(fd: int, name: str) -> None:  # pragma: no cover - runs in the worker
+    from multiprocessing.connection import Connection
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+    conn = Connection(fd)
     try:
         from ctxbench.compiler.discovery import _version, get_strategy
 
