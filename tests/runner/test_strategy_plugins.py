@@ -237,3 +237,28 @@ def test_spec_takes_installed_names_and_refuses_others() -> None:
         parse_spec(spec({"strategy": "nope", "budgets": [64]}), path=Path("/t/x.toml"))
     with pytest.raises(InputError, match=r"\[conditions\]\[1\].budgets: expected budgets"):
         parse_spec(spec({"strategy": "entroly"}), path=Path("/t/x.toml"))
+
+
+def test_a_plugin_exiting_at_import_is_listed_unusable_and_fails_a_spec(
+        tmp_path: Path, make_spec: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        fresh_registry: None, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    site = tmp_path / "exit-site"
+    info = site / "exit_ctx_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "exit_ctx_plugin.py").write_text("raise SystemExit(0)\n", encoding="utf-8")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: exit-ctx-plugin\n"
+                                   "Version: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[ctxbench.strategies]\nexits-at-import = exit_ctx_plugin:X\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    assert run_guarded(cli, ["strategies"], debug=False) == 0
+    listed = capsys.readouterr().out
+    assert "exits-at-import" in listed and "UNUSABLE" in listed and "SystemExit" in listed
+    spec = make_spec(conditions='[[conditions]]\nstrategy = "exits-at-import"\n'
+                                'budgets = [200]\n')
+    assert run_guarded(cli, ["run", str(spec)], debug=False) == 2
+    err = capsys.readouterr().err
+    assert "cannot load: SystemExit: 0" in err and len(err.strip().splitlines()) == 1

@@ -27,7 +27,7 @@ from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.plugins import Strategy, StrategyRequest, StrategyResult
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext
-from ctxbench.core import InputError
+from ctxbench.core import InputError, RuntimeFailure
 
 __all__ = [
     "BUILTIN",
@@ -262,9 +262,9 @@ def strategy_table() -> str:
         if item.problem is not None:
             what = f"UNUSABLE: {item.problem}"
         else:
-            try:
-                what = get_strategy(item.name).summary
-            except InputError as exc:
+            try:  # a third party's summary comes from its worker process
+                what = strategy_facts(item.name).summary
+            except (InputError, RuntimeFailure) as exc:
                 what = f"UNUSABLE: {exc}"
         rows.append((item.name, item.origin, f"{item.distribution} {item.version}",
                      f"{item.name} = {item.target}", " ".join(str(what).split())[:160]))
