@@ -11,7 +11,8 @@ packets and answers over the socket. So a plugin
 - holds no handle on the index: its request (:class:`RemoteRequest`) has the task's
   query, budget and policy, and fetches only permitted documents and candidates and the
   canonical render of a permitted selection from the parent; ``request.index`` is None;
-- is killed (SIGKILL) at the deadline, whether or not it releases the GIL (a worker gets
+- is killed (SIGKILL, with every process it started: the worker leads its own process
+  group) at the deadline, whether or not it releases the GIL (a worker gets
   :data:`LOAD_TIMEOUT_S` apart to start and import the plugin);
 - cannot end the run: ``SystemExit``, ``KeyboardInterrupt`` or any ``BaseException`` it
   raises, or the worker dying, is that packet's :class:`StrategyFailure`; Ctrl-C is
@@ -30,6 +31,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -87,7 +89,7 @@ class IsolatedStrategy:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", code], pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, close_fds=True)
+                stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
         finally:
             theirs.close()
         self._conn = Connection(ours.detach())
@@ -103,6 +105,8 @@ class IsolatedStrategy:
         import subprocess
 
         if self._process.poll() is None:
+            with contextlib.suppress(OSError):  # its own group: what it started goes too
+                os.killpg(self._process.pid, signal.SIGKILL)
             self._process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(5)
@@ -174,7 +178,13 @@ def _facts(name: str, facts: Any) -> tuple[str, bool, str, dict[str, str]]:
                   for k, v in facts["requires"].items()))
     if not ok:
         raise InputError(f"strategy {name}: the worker process described it out of protocol")
-    return facts["name"], facts["budgeted"], facts["summary"], dict(facts["requires"])
+    from ctxbench.compiler.discovery import NAME, is_strategy_name
+
+    own = facts["name"]
+    if not NAME.fullmatch(own) or (is_strategy_name(name) and own != name):
+        raise InputError(f"strategy {name}: name: expected {name!r} or a slug "
+                         f"[a-z0-9][a-z0-9_.+-]{{0,47}}, got {own[:60]!r}")
+    return own, facts["budgeted"], facts["summary"][:300], dict(facts["requires"])
 
 
 def _serve(request: StrategyRequest, call: Any) -> dict[str, Any]:

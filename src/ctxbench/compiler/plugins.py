@@ -31,6 +31,7 @@ process (:mod:`ctxbench.compiler.isolation`); an object passed here runs in-proc
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -377,7 +378,8 @@ def _checked(index: ContextIndex, strategy: Strategy, name: str, allowed: frozen
                               f"exceed the budget {budget}")
     empty = result.empty_reason if isinstance(result.empty_reason, str) else None
     details = _details(name, result.details)
-    for what, text in (("empty_reason", empty or ""),
+    for what, text in (("name", name), ("empty_reason", empty or ""),
+                       ("strategy_source", json.dumps(source or {}, ensure_ascii=False)),
                        *((f"details.{k}", f"{k}\n{v}") for k, v in details.items())):
         if restricted.holds(text):
             raise StrategyFailure(name, "forbidden_text", f"{what} holds text of an artifact "
