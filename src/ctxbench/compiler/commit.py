@@ -273,7 +273,7 @@ def _check_free_text(commit: dict[str, Any], denied: list[bytes], read: list[byt
         if value is None:
             continue
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        _check(not shares_restricted_run(text, denied, read),
+        _check(not shares_restricted_run((text,), denied, read),
                f"{where} holds text of a file the commit's policy denies")
 
 
