@@ -91,6 +91,10 @@ class Corpus:
             self._by_id[artifact.artifact_id] = artifact
         self._aliases.update(_alias_groups(ordered))
 
+    def alias_groups(self) -> tuple[tuple[str, ...], ...]:
+        """Every group of two or more artifacts that are one file or hold the same bytes."""
+        return tuple({g[0]: g for g in self._aliases.values()}.values())
+
     def aliases(self, artifact_id: str) -> tuple[str, ...]:
         """Ids of every artifact that is the same file or holds the same bytes as this one
         (itself included), in id order; an id of no artifact gives ``()``."""
@@ -207,7 +211,12 @@ def _alias_groups(artifacts: tuple[CorpusArtifact, ...]) -> dict[str, tuple[str,
     groups: dict[str, list[str]] = {}
     for a in artifacts:
         groups.setdefault(root(a.artifact_id), []).append(a.artifact_id)
-    return {i: tuple(g) for g in groups.values() if len(g) > 1 for i in g}
+    out: dict[str, tuple[str, ...]] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            group = tuple(members)  # one tuple per group, shared by its members
+            out.update(dict.fromkeys(group, group))
+    return out
 
 
 def _directory(corpus_dir: str | os.PathLike[str]) -> Path:

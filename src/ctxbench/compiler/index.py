@@ -189,11 +189,13 @@ class ContextIndex:
     def permitted_artifacts(self, policy: Policy) -> list[int]:
         """Positions of the artifacts the policy permits (decided on metadata alone): an
         artifact is permitted only when each of its aliases is (:meth:`Corpus.aliases`)."""
-        artifacts = self.corpus.artifacts
-        ok = [policy.permits(a.artifact_id, a.classification) for a in artifacts]
-        return [i for i, a in enumerate(artifacts)
-                if ok[i] and all(ok[self._position[other]]
-                                 for other in self.corpus.aliases(a.artifact_id))]
+        ok = [policy.permits(a.artifact_id, a.classification) for a in self.corpus.artifacts]
+        for group in self.corpus.alias_groups():  # once per group: linear in the corpus
+            where = [self._position[i] for i in group]
+            if not all(ok[p] for p in where):
+                for p in where:
+                    ok[p] = False
+        return [i for i, allowed in enumerate(ok) if allowed]
 
     def permits(self, position: int, policy: Policy) -> bool:
         """True when ``policy`` permits the artifact at ``position`` and every alias of it
