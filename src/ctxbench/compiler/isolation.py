@@ -163,7 +163,7 @@ class IsolatedStrategy:
             self.kill()
             raise StrategyFailure(self._name, "invalid_output", "the worker process answered "
                                   "out of protocol (killed)") from None
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, or a failure serving a call: never out of step
             self.kill()
             raise
 
