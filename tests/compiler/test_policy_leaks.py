@@ -452,3 +452,20 @@ def test_compile_verify_refuses_restricted_text_in_a_commits_free_text(
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     assert "strategy_source holds text of a file the commit's policy denies" in err
+
+
+def test_denying_a_hidden_file_denies_its_hard_links_and_copies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "corpus"
+    (root / ".private").mkdir(parents=True)
+    (root / "pub").mkdir()
+    (root / ".private" / "salaries.md").write_text(f"{SECRET} salary token rotation\n")
+    os.link(root / ".private" / "salaries.md", root / "pub" / "notes.md")
+    (root / "pub" / "copy.md").write_text(f"{SECRET} salary token rotation\n")
+    (root / "pub" / "faq.md").write_text("Token rotation faq.\n")
+    for deny in (".private/salaries.md", ".private"):
+        code, out, err = _compile(capsys, root, "--deny", deny,
+                                  "--strategy", "full_permitted_context")
+        assert code == 0, err
+        assert SECRET not in out and "faq.md" in out, deny
