@@ -18,7 +18,16 @@ Cases (each through the real command line, ``run_guarded``, in-process):
    the same system without the smuggled text must give a packet (control);
 5. random corpora and random spellings of denied names (seeded): every packet searched;
 6. the built-in strategies on every seed task x budget: every packet searched for every
-   line of every artifact the task may not read.
+   line of every artifact the task may not read;
+7. hard links: ``--deny`` of either name of a file with two names (and of a copy), under
+   the seven document strategies, and ``eceb register`` on a corpus holding a hard link
+   to a restricted file (must be refused);
+8. hostile plugins (``module:attr``, run in their worker process): reading denied text
+   through ``request.index``, from disk into ``details`` or ``empty_reason``, into an
+   exception message, onto stdout/stderr, monkeypatching ``Policy.permits``,
+   ``SystemExit(0)``, a ``BaseException``, and a GIL-holding regex under a 3 s deadline:
+   stdout, stderr and the commit file of each compile are searched, and each must fail
+   (exit 3) except the one that only prints (exit 0, a clean packet).
 
 Restricted bytes are counted as the total length of forbidden lines (each line of a
 forbidden file carries a unique marker, or is a line of a forbidden seed artifact of at
@@ -267,11 +276,177 @@ def seed_cases(tally: Tally) -> None:
         tally.packet(packet.text, forbidden)
 
 
+LINK_STRATEGIES = [["--strategy", "full_permitted_context"], ["--budget", "400"],
+                   ["--strategy", "naive_top_k", "--budget", "400"],
+                   *(["--strategy", s, "--budget", "400"] for s in
+                     ("truncate-head", "truncate-tail", "middle-out", "chunk-bm25"))]
+
+
+def hard_link_cases(tally: Tally, tmp: Path) -> None:
+    root = tmp / "links"
+    (root / "hr").mkdir(parents=True)
+    (root / "pub").mkdir()
+    secret = [f"zqsal{n}q salary band token rotation signing key" for n in range(12)]
+    (root / "hr" / "salaries.md").write_text("\n".join(secret) + "\n")
+    (root / "pub" / "faq.md").write_text("Rotate the refresh token signing key daily.\n")
+    os.link(root / "hr" / "salaries.md", root / "pub" / "notes.md")
+    (root / "pub" / "copy.md").write_bytes((root / "hr" / "salaries.md").read_bytes())
+    for deny in ("hr/salaries.md", "pub/notes.md", "hr", "pub/copy.md"):
+        for run in LINK_STRATEGIES:
+            code, out, err = _cli(["compile", "--corpus", str(root), "--query", QUERY,
+                                   "--print", "--deny", deny, *run])
+            if code != 0:
+                tally.unexpected.append(f"hard link deny {deny!r}: exit {code}: {err.strip()}")
+                continue
+            tally.packet(out, secret)
+    corpus = tmp / "reglink"
+    (corpus / "restricted").mkdir(parents=True)
+    (corpus / "public").mkdir()
+    (corpus / "restricted" / "salaries.md").write_text("zqsalaryq\n")
+    os.link(corpus / "restricted" / "salaries.md", corpus / "public" / "notes.md")
+    rules = tmp / "rules-links.toml"
+    rules.write_text('benchmark_id = "b"\n[[rule]]\nglob = "public/**"\nkind = "runbook"\n'
+                     'classification = "public"\n[[rule]]\nglob = "restricted/**"\n'
+                     'kind = "policy"\nclassification = "restricted"\n')
+    try:
+        register_directory(corpus, rules)
+        tally.unexpected.append("register accepted a hard link to a restricted file")
+    except InputError:
+        tally.refused += 1
+
+
+HOSTILE = """
+import re, sys
+from ctxbench.compiler.plugins import Selected, StrategyResult
+from ctxbench.compiler.policy import Policy
+
+SECRET = open(%r, encoding="utf-8").read()
+SECRET_ID = %r
+
+
+def first(r):
+    c = r.candidates()[0]
+    s = (Selected(c.artifact_id, ((c.start, c.end),)),)
+    return r.render(s), s
+
+
+class P:
+    budgeted = True
+
+    def __init__(self, name, build):
+        self.name, self.summary, self.build = name, name, build
+
+
+def read_index(r):
+    data = r.index.source(r.index.position(SECRET_ID)).decode()
+    return StrategyResult(*first(r), details=(("leak", data),))
+
+
+def patch(r):
+    Policy.permits = lambda self, a, c: True
+    s = (Selected(SECRET_ID),)
+    return StrategyResult(r.render(s), s)
+
+
+def shout(r):
+    print(SECRET)
+    print(SECRET, file=sys.stderr)
+    return StrategyResult(*first(r))
+
+
+class Odd(BaseException):
+    pass
+
+
+def odd(r):
+    raise Odd(SECRET[:200])
+
+
+def gil(r):
+    re.match(r"(a+)+$", "a" * 40 + "b")
+    return StrategyResult("", ())
+
+
+def exit0(r):
+    raise SystemExit(0)
+
+
+def boom(r):
+    raise RuntimeError(SECRET[:250])
+
+
+READ_INDEX = P("read-index", read_index)
+IN_DETAILS = P("in-details", lambda r: StrategyResult(*first(r), details=(("x", SECRET),)))
+IN_EMPTY = P("in-empty", lambda r: StrategyResult("", (), SECRET[:400]))
+IN_EXCEPTION = P("in-exception", boom)
+IN_STREAMS = P("in-streams", shout)
+PATCH_PERMITS = P("patch-permits", patch)
+SYSTEM_EXIT = P("system-exit", exit0)
+BASE_EXCEPTION = P("base-exception", odd)
+HOLD_GIL = P("hold-gil", gil)
+"""
+
+
+def hostile_plugin_cases(tally: Tally, tmp: Path) -> list[str]:
+    import time
+
+    from ctxbench.compiler import plugins
+    from ctxbench.compiler.discovery import strategy_facts
+
+    seed = seed_paths()
+    bench = load_benchmark(seed.benchmark)
+    task = bench.task("payments-failover-region")
+    assert task is not None
+    policy = Policy.from_task(task)
+    secret = next(a for a in bench.artifacts if a.artifact_id == "policy-compensation-bands-2026")
+    permitted = "\n".join((seed.corpus / a.path).read_text(encoding="utf-8")
+                          for a in bench.artifacts
+                          if policy.permits(a.artifact_id, a.classification))
+    forbidden = [line for line in _seed_lines(
+        [a for a in bench.artifacts if not policy.permits(a.artifact_id, a.classification)])
+        if line not in permitted]
+    site = tmp / "hostile-site"
+    site.mkdir()
+    (site / "bench_hostile_plugins.py").write_text(
+        HOSTILE % (str(seed.corpus / secret.path), secret.artifact_id), encoding="utf-8")
+    sys.path.insert(0, str(site))
+    notes = []
+    before = plugins.STRATEGY_TIMEOUT_S
+    try:
+        for attack in ("READ_INDEX", "IN_DETAILS", "IN_EMPTY", "IN_EXCEPTION", "IN_STREAMS",
+                       "PATCH_PERMITS", "SYSTEM_EXIT", "BASE_EXCEPTION", "HOLD_GIL"):
+            target = f"bench_hostile_plugins:{attack}"
+            strategy_facts(target)  # start its worker outside the deadline
+            plugins.STRATEGY_TIMEOUT_S = 3.0
+            commit = tmp / f"commit-{attack}.json"
+            started = time.perf_counter()
+            code, out, err = _cli(["compile", "--benchmark", str(seed.benchmark), "--corpus",
+                                   str(seed.corpus), "--task", task.task_id, "--budget",
+                                   "400", "--print", "--strategy", target,
+                                   "--output", str(commit)])
+            elapsed = time.perf_counter() - started
+            plugins.STRATEGY_TIMEOUT_S = before
+            written = commit.read_text(encoding="utf-8") if commit.exists() else ""
+            tally.packet(out + err + written, forbidden)
+            expected = 0 if attack == "IN_STREAMS" else 3
+            if code != expected:
+                tally.unexpected.append(f"plugin {attack}: exit {code}: {err.strip()[:200]}")
+            else:
+                tally.refused += expected == 3
+            notes.append(f"{attack}: exit {code} in {elapsed:.1f} s: "
+                         f"{(err.strip() or out.splitlines()[0])[:150]}")
+    finally:
+        plugins.STRATEGY_TIMEOUT_S = before
+        sys.path.remove(str(site))
+    return notes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--random", type=int, default=500, help="random corpora (default 500)")
     args = parser.parse_args()
     rows = []
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="ctxbench-leaks-") as name:
         tmp = Path(name)
         for label, run in (
@@ -283,6 +458,10 @@ def main() -> None:
             (f"random corpora and spellings ({args.random})",
              lambda t: random_cases(t, tmp, args.random)),
             ("built-in strategies on every seed task x budget", seed_cases),
+            ("hard links and copies: --deny either name, 7 strategies; register",
+             lambda t: hard_link_cases(t, tmp)),
+            ("hostile plugins in their worker process (9 attacks)",
+             lambda t: notes.extend(hostile_plugin_cases(t, tmp))),
         ):
             tally = Tally()
             run(tally)
@@ -296,6 +475,8 @@ def main() -> None:
     total = sum(t.packets for _, t in rows)
     leaked = sum(t.restricted_bytes for _, t in rows)
     print(f"\n{leaked} restricted bytes in {total} packets")
+    for line in notes:
+        print("plugin", line)
     for _, t in rows:
         for line in t.unexpected:
             print("unexpected:", line)

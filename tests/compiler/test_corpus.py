@@ -72,3 +72,24 @@ def test_from_benchmark_uses_the_registry() -> None:
 ])
 def test_kind_for_path(path: str, kind: str) -> None:
     assert kind_for_path(path) == kind
+
+
+def test_artifacts_with_the_same_bytes_form_one_alias_group(tmp_path: Path) -> None:
+    from ctxbench.compiler import Policy
+
+    for n in range(4):
+        (tmp_path / f"p{n}").mkdir()
+        (tmp_path / f"p{n}" / "same.md").write_text("same bytes\n")
+    (tmp_path / "other.md").write_text("other bytes\n")
+    corpus = Corpus.from_directory(tmp_path)
+    group = tuple(f"p{n}/same.md" for n in range(4))
+    assert corpus.alias_groups() == (group,)
+    assert corpus.aliases("p2/same.md") == group and corpus.aliases("other.md") == (
+        "other.md",)
+    assert corpus.aliases("nope") == ()
+    index = ContextIndex.build(corpus, get_tokenizer())
+    policy = Policy(("internal",), ("p1/same.md",))
+    assert index.permitted_artifacts(policy) == [corpus.artifacts.index(
+        corpus.artifact("other.md"))]
+    position = index.position("p3/same.md")
+    assert position is not None and not index.permits(position, policy)

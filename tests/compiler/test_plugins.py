@@ -227,3 +227,99 @@ def test_compile_cli_reports_bad_output_in_one_line_with_exit_3(
     err = capsys.readouterr().err.strip()
     assert code == 3 and len(err.splitlines()) == 1
     assert "strategy over: over_budget: " in err and "exceed the budget 300" in err
+
+
+HOSTILE = "hostile_plugins"
+
+
+def _forbidden_lines() -> list[str]:
+    from hostile_plugins import secret
+
+    return [line for line in secret().splitlines() if len(line.strip()) >= 24]
+
+
+@pytest.mark.parametrize(("attack", "kind"), [
+    ("read_index", "exception"), ("in_details", "forbidden_text"),
+    ("in_empty_reason", "forbidden_text"), ("in_exception", "exception"),
+    ("patch_permits", "forbidden_artifact"), ("system_exit", "exception"),
+    ("base_exception", "exception"),
+])
+def test_a_hostile_plugin_fails_closed_with_no_restricted_text(
+        seed: tuple[ContextIndex, Policy, str], attack: str, kind: str) -> None:
+    index, policy, query = seed
+    with pytest.raises(StrategyFailure) as info:
+        compile_named(index, query=query, budget=400, policy=policy,
+                      strategy=f"{HOSTILE}:{attack.upper()}")
+    assert info.value.kind == kind, info.value
+    shown = str(info.value).upper()
+    assert not any(line.upper() in shown for line in _forbidden_lines())
+    assert "compensation" not in shown.lower() or attack != "in_exception"
+    assert Policy(("public",)).permits("x", "restricted") is False  # the parent unpatched
+
+
+def test_a_hostile_plugin_exception_message_is_withheld(
+        seed: tuple[ContextIndex, Policy, str]) -> None:
+    index, policy, query = seed
+    with pytest.raises(StrategyFailure, match="exception: the message is withheld: it holds "
+                                              "text of an artifact the policy denies"):
+        compile_named(index, query=query, budget=400, policy=policy,
+                      strategy=f"{HOSTILE}:IN_EXCEPTION")
+    with pytest.raises(StrategyFailure, match="exception: SystemExit: 0"):
+        compile_named(index, query=query, budget=400, policy=policy,
+                      strategy=f"{HOSTILE}:SYSTEM_EXIT")
+
+
+def test_a_plugin_holding_the_gil_is_killed_at_the_deadline(
+        seed: tuple[ContextIndex, Policy, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.compiler import plugins
+
+    index, policy, query = seed
+    from ctxbench.compiler.discovery import strategy_facts
+
+    assert strategy_facts(f"{HOSTILE}:HOLD_GIL").name == "hold-gil"  # its worker is warm
+    monkeypatch.setattr(plugins, "STRATEGY_TIMEOUT_S", 2.0)
+    started = time.monotonic()
+    with pytest.raises(StrategyFailure, match="timeout: no packet within 2 s"):
+        compile_named(index, query=query, budget=400, policy=policy,
+                      strategy=f"{HOSTILE}:HOLD_GIL")
+    assert time.monotonic() - started < 60  # the regex alone runs for minutes
+
+
+def test_a_plugin_printing_restricted_text_shows_nothing(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    code = run_guarded(cli, ["compile", "--benchmark", str(SEED.benchmark), "--corpus",
+                             str(SEED.corpus), "--task", TASK, "--budget", "400", "--print",
+                             "--strategy", f"{HOSTILE}:IN_STREAMS"], debug=False)
+    out, err = capfd.readouterr()
+    assert code == 0
+    assert not any(line in out + err for line in _forbidden_lines())
+
+
+@pytest.mark.parametrize("attack", ["system_exit", "base_exception", "in_exception"])
+def test_compile_exits_3_on_a_base_exception_with_one_line(
+        attack: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    code = run_guarded(cli, ["compile", "--benchmark", str(SEED.benchmark), "--corpus",
+                             str(SEED.corpus), "--task", TASK, "--budget", "400",
+                             "--strategy", f"{HOSTILE}:{attack.upper()}"], debug=False)
+    out, err = capsys.readouterr()
+    assert (code, out) == (3, "")
+    assert len(err.strip().splitlines()) == 1 and ": exception: " in err
+
+
+def test_an_in_process_base_exception_is_the_packet_failure(
+        seed: tuple[ContextIndex, Policy, str]) -> None:
+    from hostile_plugins import base_exception, system_exit
+
+    index, policy, query = seed
+    for build in (system_exit, base_exception):
+        for timeout in (None, 5.0):
+            with pytest.raises(StrategyFailure) as info:
+                compile_with_strategy(index, strategy=_Bad("bad", build), query=query,
+                                      budget=300, policy=policy, timeout_s=timeout)
+            assert info.value.kind == "exception"

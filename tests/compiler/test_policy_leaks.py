@@ -330,3 +330,142 @@ def test_a_bare_name_that_folds_to_one_file_and_names_another_is_refused(
                               "--strategy", "full_permitted_context")
     assert code == 0, err
     assert "zqdasecret" not in out and "zqAsecret" in out
+
+
+HARD_LINK_RUNS = [["--strategy", "full_permitted_context"], ["--budget", "400"],
+                  ["--strategy", "naive_top_k", "--budget", "400"],
+                  *(["--strategy", s, "--budget", "400"]
+                    for s in ("truncate-head", "truncate-tail", "middle-out", "chunk-bm25"))]
+
+
+def test_a_hard_link_to_a_denied_file_is_denied_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "corpus"
+    (root / "hr").mkdir(parents=True)
+    (root / "pub").mkdir()
+    (root / "hr" / "salaries.md").write_text(
+        "".join(f"{SECRET} salary band token rotation {n}\n" for n in range(10)))
+    (root / "pub" / "faq.md").write_text("Refresh token rotation happens daily.\n")
+    os.link(root / "hr" / "salaries.md", root / "pub" / "notes.md")
+    for deny in ("hr/salaries.md", "pub/notes.md"):
+        for run in HARD_LINK_RUNS:
+            code, out, err = _compile(capsys, root, "--deny", deny, *run)
+            assert code == 0, (deny, run, err)
+            assert SECRET not in out, (deny, run)
+            assert "faq.md" in out or "Refresh token" in out, (deny, run)
+    corpus = Corpus.from_directory(root)
+    assert corpus.aliases("pub/notes.md") == ("hr/salaries.md", "pub/notes.md")
+    index = ContextIndex.build(corpus, get_tokenizer())
+    policy = Policy(("internal",), ("hr/salaries.md",))
+    assert [index.artifact_at(p).artifact_id for p in index.permitted_artifacts(policy)] == [
+        "pub/faq.md"]
+
+
+def test_compile_verify_refuses_a_commit_of_a_second_name_of_a_denied_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.compiler.commit import commit_id
+    from ctxbench.compiler.render import Excerpt, packet_blake3, render_excerpt
+
+    root = tmp_path / "corpus"
+    (root / "hr").mkdir(parents=True)
+    (root / "hr" / "salaries.md").write_text(f"{SECRET} salary band\n")
+    (root / "notes.md").write_text(f"{SECRET} salary band\n")
+    commit_path = tmp_path / "commit.json"
+    code = run_guarded(cli, ["compile", "--corpus", str(root), "--query", "salary",
+                             "--strategy", "full_permitted_context", "--deny", "hr",
+                             "--output", str(commit_path)])
+    assert code == 0  # the copy shares the denied file's bytes: it is denied too
+    assert json.loads(commit_path.read_text())["excerpts"] == []
+    capsys.readouterr()
+    (root / "notes.md").unlink()
+    os.link(root / "hr" / "salaries.md", root / "notes.md")
+    assert run_guarded(cli, ["compile", "--corpus", str(root), "--query", "salary",
+                             "--strategy", "full_permitted_context",
+                             "--output", str(commit_path)]) == 0
+    forged = json.loads(commit_path.read_text())
+    forged["excerpts"] = [e for e in forged["excerpts"] if e["path"] == "notes.md"]
+    forged["policy"]["denied_artifacts"] = ["hr/salaries.md"]
+    forged["policy_blake3"] = Policy.from_json(forged["policy"]).digest()
+    item = forged["excerpts"][0]
+    excerpt = Excerpt(item["artifact_id"], item["path"], item["classification"],
+                      item["source_blake3"], tuple(map(tuple, item["ranges"])),
+                      item.get("label"))
+    text = render_excerpt(excerpt, (root / "notes.md").read_bytes(), forged["template"])
+    forged["rendered_blake3"] = packet_blake3(text)
+    forged["token_count"] = get_tokenizer().count(text)
+    forged["commit_id"] = commit_id(forged)
+    commit_path.write_text(json.dumps(forged))
+    capsys.readouterr()
+    code = run_guarded(cli, ["compile", "verify", str(commit_path), "--corpus", str(root)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert "notes.md is the same file as, or holds the same bytes as, an artifact the " \
+           "commit's policy denies" in err
+
+
+def test_a_registry_giving_one_file_two_classifications_never_sends_it(
+    tmp_path: Path,
+) -> None:
+    from ctxbench.compiler.corpus import CorpusArtifact
+    from ctxbench.core import blake3_hex
+
+    root = tmp_path / "c"
+    (root / "restricted").mkdir(parents=True)
+    (root / "public").mkdir()
+    data = f"{SECRET} salary band token rotation\n".encode()
+    (root / "restricted" / "salaries.md").write_bytes(data)
+    os.link(root / "restricted" / "salaries.md", root / "public" / "notes.md")
+    (root / "public" / "faq.md").write_text("token rotation faq\n")
+    digest = blake3_hex(data)
+    corpus = Corpus(root, (
+        CorpusArtifact("salaries", "restricted/salaries.md", "policy", "restricted", digest),
+        CorpusArtifact("notes", "public/notes.md", "runbook", "public", digest),
+        CorpusArtifact("faq", "public/faq.md", "runbook", "public",
+                       blake3_hex(b"token rotation faq\n"))), "test")
+    index = ContextIndex.build(corpus, get_tokenizer())
+    policy = Policy(("public",))
+    for strategy, budget in (("compiled", 300), ("naive_top_k", 300),
+                             ("full_permitted_context", None), ("chunk-bm25", 300)):
+        packet = compile_context(index, query="salary token rotation", budget=budget,
+                                 policy=policy, strategy=strategy)
+        assert SECRET not in packet.text and packet.artifact_ids == ("faq",), strategy
+
+
+def test_compile_verify_refuses_restricted_text_in_a_commits_free_text(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit_path = tmp_path / "commit.json"
+    assert run_guarded(cli, ["compile", "--corpus", str(corpus), "--query", QUERY,
+                             "--strategy", "truncate-head", "--budget", "300",
+                             "--deny", "src/auth/tokens.py",
+                             "--output", str(commit_path)]) == 0
+    assert run_guarded(cli, ["compile", "verify", str(commit_path), "--corpus",
+                             str(corpus)]) == 0
+    capsys.readouterr()
+    secret = (corpus / "src" / "auth" / "tokens.py").read_text().splitlines()[3]
+    forged = json.loads(commit_path.read_text())
+    forged["strategy_source"]["details"] = {"note": secret}  # outside the commit id
+    commit_path.write_text(json.dumps(forged))
+    code = run_guarded(cli, ["compile", "verify", str(commit_path), "--corpus", str(corpus)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert "strategy_source holds text of a file the commit's policy denies" in err
+
+
+def test_denying_a_hidden_file_denies_its_hard_links_and_copies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "corpus"
+    (root / ".private").mkdir(parents=True)
+    (root / "pub").mkdir()
+    (root / ".private" / "salaries.md").write_text(f"{SECRET} salary token rotation\n")
+    os.link(root / ".private" / "salaries.md", root / "pub" / "notes.md")
+    (root / "pub" / "copy.md").write_text(f"{SECRET} salary token rotation\n")
+    (root / "pub" / "faq.md").write_text("Token rotation faq.\n")
+    for deny in (".private/salaries.md", ".private"):
+        code, out, err = _compile(capsys, root, "--deny", deny,
+                                  "--strategy", "full_permitted_context")
+        assert code == 0, err
+        assert SECRET not in out and "faq.md" in out, deny

@@ -124,10 +124,14 @@ def raises(request):
 def hangs(request):
     time.sleep(5)
     return StrategyResult("", ())
+
+
+def exits(request):
+    raise SystemExit(0)
 '''
 KINDS = {"over-budget": "over_budget", "forbidden-artifact": "forbidden_artifact",
          "forbidden-text": "forbidden_text", "not-a-string": "invalid_output",
-         "raises": "exception", "hangs": "timeout"}
+         "raises": "exception", "hangs": "timeout", "exits": "exception"}
 
 
 def test_bad_plugin_output_is_that_trials_failure(
@@ -162,6 +166,7 @@ def test_bad_plugin_output_is_that_trials_failure(
     assert "ZeroDivisionError: division by zero in the packer" in by_name["raises"]
     assert "exceed the budget" in by_name["over-budget"]
     assert "no packet within 0.5 s" in by_name["hangs"]
+    assert by_name["exits"] == "strategy_failed:exception: SystemExit: 0"
     assert "not-in-this-corpus" in by_name["forbidden-artifact"]
     baseline = [r for r in records if r["strategy"] == "full_permitted_context"]
     assert all(r["outcome"] == "success" for r in baseline)
@@ -250,3 +255,73 @@ def test_module_attr_instances_and_functions_run_in_an_experiment(
     manifest = json.loads((summary.output / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["strategies"]["compiler.plugin_forms:INSTANCE"] == {
         "origin": "module:attr", "target": "compiler.plugin_forms:INSTANCE"}
+
+
+def test_a_plugin_exiting_at_import_is_listed_unusable_and_fails_a_spec(
+        tmp_path: Path, make_spec: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        fresh_registry: None, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    site = tmp_path / "exit-site"
+    info = site / "exit_ctx_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "exit_ctx_plugin.py").write_text("raise SystemExit(0)\n", encoding="utf-8")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: exit-ctx-plugin\n"
+                                   "Version: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[ctxbench.strategies]\nexits-at-import = exit_ctx_plugin:X\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    assert run_guarded(cli, ["strategies"], debug=False) == 0
+    listed = capsys.readouterr().out
+    assert "exits-at-import" in listed and "UNUSABLE" in listed and "SystemExit" in listed
+    spec = make_spec(conditions='[[conditions]]\nstrategy = "exits-at-import"\n'
+                                'budgets = [200]\n')
+    assert run_guarded(cli, ["run", str(spec)], debug=False) == 2
+    err = capsys.readouterr().err
+    assert "cannot load: SystemExit: 0" in err and len(err.strip().splitlines()) == 1
+
+
+HOSTILE_NAMES = {"in-exception": "exception", "patch-permits": "forbidden_artifact",
+                 "system-exit": "exception", "in-details": "forbidden_text",
+                 "read-index": "exception"}
+
+
+def test_hostile_plugins_in_an_eceb_run_leave_no_restricted_text_anywhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registry: None) -> None:
+    source = Path(__file__).parent.parent / "compiler" / "hostile_plugins.py"
+    site = tmp_path / "hostile-site"
+    info = site / "hostile_ctx_plugins-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "hostile_ctx_plugins.py").write_text(source.read_text(encoding="utf-8"),
+                                                 encoding="utf-8")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hostile-ctx-plugins\n"
+                                   "Version: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[ctxbench.strategies]\n" + "".join(
+        f"{n} = hostile_ctx_plugins:{n.replace('-', '_').upper()}\n" for n in HOSTILE_NAMES),
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    spec = tmp_path / "seed.toml"
+    spec.write_text(
+        'name = "hostile"\nseed = 3\nreplicates = 1\noutput = "out"\n\n'
+        '[workload]\nsource = "builtin:enterprise-seed"\nlimit = 1\n\n'
+        '[model]\nprovider = "fixture"\n\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n\n' + "".join(
+            f'[[conditions]]\nstrategy = "{n}"\nbudgets = [400]\n\n' for n in HOSTILE_NAMES),
+        encoding="utf-8")
+    summary = run_experiment(spec)
+    records = _records(summary.output)
+    assert {r["strategy"] for r in records} == {"full_permitted_context", *HOSTILE_NAMES}
+    for r in records:
+        if r["strategy"] in HOSTILE_NAMES:
+            kind = HOSTILE_NAMES[str(r["strategy"])]
+            assert str(r["error_type"]).startswith(f"strategy_failed:{kind}: "), r
+    from ctxbench.protocols.eceb import seed_paths
+
+    secret = (seed_paths().corpus / "policies" / "compensation-bands-2026.md").read_text(
+        encoding="utf-8")
+    lines = [line for line in secret.splitlines() if len(line.strip()) >= 24]
+    for path in summary.output.rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert not any(line in text for line in lines), path

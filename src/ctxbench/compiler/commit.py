@@ -17,6 +17,7 @@ byte for byte to be made of its selected ranges plus framing
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -230,6 +231,52 @@ def _labels(commit: dict[str, Any], corpus: Path) -> Labeler | None:
     return Labeler(corpus_names(corpus))
 
 
+def _identity(corpus: Path, rel: str) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(resolve_in_corpus(corpus, rel))
+    except (OSError, CtxbenchError):
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _denied_files(policy: Policy, corpus: Path
+                  ) -> tuple[set[tuple[int, int] | None], set[str], list[bytes]]:
+    """File identities, BLAKE3 digests and bytes of the denied entries that are corpus
+    paths (plain-directory commits): a second name of a denied file is denied too."""
+    identities: set[tuple[int, int] | None] = set()
+    digests: set[str] = set()
+    contents: list[bytes] = []
+    for rel in policy.denied_artifacts:
+        identity = _identity(corpus, rel)
+        if identity is None:
+            continue
+        try:
+            data = read_regular_file(resolve_in_corpus(corpus, rel), rel)
+        except CtxbenchError:
+            continue  # a denied directory, or a file that is not readable: nothing to bind
+        identities.add(identity)
+        digests.add(blake3_hex(data))
+        contents.append(data)
+    return identities, digests, contents
+
+
+def _check_free_text(commit: dict[str, Any], denied: list[bytes], read: list[bytes]) -> None:
+    """A commit's free text (``empty_reason``, ``strategy_source``) must not hold text of a
+    denied corpus path (``strategy_source`` is outside the commit id)."""
+    from ctxbench.compiler.restricted import shares_restricted_run
+
+    if not denied:
+        return
+    source = commit.get("strategy_source")
+    for where, value in (("empty_reason", commit.get("empty_reason")),
+                         ("strategy_source", source)):
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        _check(not shares_restricted_run((text,), denied, read),
+               f"{where} holds text of a file the commit's policy denies")
+
+
 def _verify(
     commit: dict[str, Any], corpus: Path, tokenizer: Tokenizer | None, context: str | None
 ) -> None:
@@ -244,6 +291,7 @@ def _verify(
     parts: list[str] = []
     read: list[tuple[Excerpt, bytes]] = []
     labeler = _labels(commit, corpus)
+    denied_files = _denied_files(policy, corpus)
     for n, item in enumerate(commit["excerpts"]):
         where = f"excerpt {n} ({item['artifact_id']})"
         label = item.get("label")
@@ -261,6 +309,10 @@ def _verify(
         data = read_regular_file(resolve_in_corpus(corpus, item["path"]), item["path"])
         _check(blake3_hex(data) == item["source_blake3"],
                f"{where}: {item['path']} does not match source_blake3 (the source changed)")
+        _check(_identity(corpus, item["path"]) not in denied_files[0]
+               and item["source_blake3"] not in denied_files[1],
+               f"{where}: {item['path']} is the same file as, or holds the same bytes as, an "
+               f"artifact the commit's policy denies")
         _check(ranges[-1][1] <= len(data), f"{where}: byte range beyond the end of the file")
         excerpt = Excerpt(item["artifact_id"], item["path"], item["classification"],
                           item["source_blake3"], ranges, label)
@@ -278,6 +330,7 @@ def _verify(
         _check(problem is None, f"the context is not composed of the selected bytes: {problem}")
     _check(packet_blake3(text) == commit["rendered_blake3"],
            "the re-rendered packet does not match rendered_blake3")
+    _check_free_text(commit, denied_files[2], [data for _, data in read])
     counter = tokenizer or reference_tokenizer(commit["tokenizer"])
     _check(counter.id == commit["tokenizer"],
            f"tokenizer {counter.id} is not the commit's tokenizer {commit['tokenizer']}")

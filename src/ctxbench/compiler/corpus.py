@@ -3,6 +3,12 @@
 Paths follow the ECEB path rules (portable, corpus-relative, no symbolic link). Every
 read re-hashes the artifact and refuses bytes whose BLAKE3 differs from the registered
 (or first observed) digest, so a packet is never built from stale sources.
+
+Files are identities, not names: artifacts that are one file (a hard link: the same
+device and inode when the directory was listed) or hold the same bytes (the same BLAKE3)
+are *aliases* (:meth:`Corpus.aliases`), and a policy permits an artifact only when it
+permits every alias (:meth:`ctxbench.compiler.index.ContextIndex.permits`): denying one
+name of a file denies every name, so no second name carries a denied file's bytes.
 """
 
 from __future__ import annotations
@@ -61,6 +67,8 @@ class CorpusArtifact:
     kind: str
     classification: str
     blake3: str
+    #: ``(st_dev, st_ino)`` when the file was listed (plain directories), else None.
+    identity: tuple[int, int] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +79,8 @@ class Corpus:
     artifacts: tuple[CorpusArtifact, ...]
     origin: str
     _by_id: dict[str, CorpusArtifact] = field(default_factory=dict, repr=False, compare=False)
+    _aliases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False,
+                                                 compare=False)
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.artifacts, key=lambda a: a.artifact_id))
@@ -79,6 +89,18 @@ class Corpus:
             if artifact.artifact_id in self._by_id:
                 raise InputError(f"corpus: duplicate artifact id {artifact.artifact_id!r}")
             self._by_id[artifact.artifact_id] = artifact
+        self._aliases.update(_alias_groups(ordered))
+
+    def alias_groups(self) -> tuple[tuple[str, ...], ...]:
+        """Every group of two or more artifacts that are one file or hold the same bytes."""
+        return tuple({g[0]: g for g in self._aliases.values()}.values())
+
+    def aliases(self, artifact_id: str) -> tuple[str, ...]:
+        """Ids of every artifact that is the same file or holds the same bytes as this one
+        (itself included), in id order; an id of no artifact gives ``()``."""
+        if artifact_id not in self._by_id:
+            return ()
+        return self._aliases.get(artifact_id, (artifact_id,))
 
     def artifact(self, artifact_id: str) -> CorpusArtifact | None:
         """The artifact with this id, or None when the corpus has no such artifact."""
@@ -163,8 +185,38 @@ class Corpus:
                                      f"files in all, got more (at {rel})")
                 digest, _ = hash_regular_file(full, str(full))
                 artifacts.append(CorpusArtifact(
-                    rel, rel, kind_for_path(rel), classification, digest))
+                    rel, rel, kind_for_path(rel), classification, digest,
+                    (info.st_dev, info.st_ino)))
         return cls(root, tuple(artifacts), "directory")
+
+
+def _alias_groups(artifacts: tuple[CorpusArtifact, ...]) -> dict[str, tuple[str, ...]]:
+    """Artifact id -> its alias group, for the ids that have aliases (union-find over
+    equal digests and equal file identities)."""
+    parent = {a.artifact_id: a.artifact_id for a in artifacts}
+
+    def root(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first: dict[object, str] = {}
+    for a in artifacts:
+        for key in (("blake3", a.blake3), ("file", a.identity)):
+            if key[1] is None:
+                continue
+            other = first.setdefault(key, a.artifact_id)
+            parent[root(a.artifact_id)] = root(other)
+    groups: dict[str, list[str]] = {}
+    for a in artifacts:
+        groups.setdefault(root(a.artifact_id), []).append(a.artifact_id)
+    out: dict[str, tuple[str, ...]] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            group = tuple(members)  # one tuple per group, shared by its members
+            out.update(dict.fromkeys(group, group))
+    return out
 
 
 def _directory(corpus_dir: str | os.PathLike[str]) -> Path:

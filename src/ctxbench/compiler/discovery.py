@@ -27,7 +27,7 @@ from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.plugins import Strategy, StrategyRequest, StrategyResult
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext
-from ctxbench.core import InputError
+from ctxbench.core import InputError, RuntimeFailure
 
 __all__ = [
     "BUILTIN",
@@ -37,8 +37,10 @@ __all__ = [
     "external_strategy",
     "get_strategy",
     "installed_strategies",
+    "is_builtin",
     "is_strategy_name",
     "is_target",
+    "strategy_facts",
     "strategy_source",
     "strategy_table",
 ]
@@ -188,13 +190,31 @@ def get_strategy(name: str) -> Strategy:
     return strategy
 
 
+def is_builtin(name: str) -> bool:
+    """True when ``name`` is one of ctxbench's own strategies (run in-process); any other
+    runs in a worker process (:mod:`ctxbench.compiler.isolation`)."""
+    return name in BUILTIN
+
+
+def strategy_facts(name: str) -> Any:
+    """The strategy ``name`` names, for its ``name``, ``budgeted``, ``summary`` and
+    ``requires``: the object itself when built-in, else its worker process (so no
+    third-party code is imported here)."""
+    if is_builtin(name):
+        return get_strategy(name)
+    from ctxbench.compiler import plugins
+    from ctxbench.compiler.isolation import isolated
+
+    return isolated(name, plugins.STRATEGY_TIMEOUT_S)
+
+
 def strategy_source(name: str) -> dict[str, Any]:
     """Where a strategy came from, for commits and run manifests.
 
     ``requires`` lists the installed version of each distribution it declares it needs
     (the Entroly adapter: ``entroly`` and ``entroly-core``).
     """
-    strategy = get_strategy(name)
+    strategy = strategy_facts(name)
     if _TARGET.fullmatch(name):
         info: dict[str, Any] = {"origin": "module:attr", "target": name}
     else:
@@ -202,7 +222,10 @@ def strategy_source(name: str) -> dict[str, Any]:
         info = {"origin": item.origin, "distribution": item.distribution,
                 "version": item.version, "entry_point": item.entry_point}
     requires = getattr(strategy, "requires", ())
-    if requires:
+    if isinstance(requires, dict):  # a worker's: versions as installed where it runs
+        if requires:
+            info["requires"] = dict(requires)
+    elif requires:
         info["requires"] = {dist: _version(dist) for dist in requires}
     return info
 
@@ -218,21 +241,23 @@ def compile_named(index: ContextIndex, *, query: str, budget: int | None, policy
                   strategy: str, task_id: str | None = None) -> CompiledContext:
     """The packet of an installed strategy (or ``module:attr``), checked and committed.
 
-    A third-party strategy runs under :data:`ctxbench.compiler.plugins.STRATEGY_TIMEOUT_S`;
-    its failures raise :class:`~ctxbench.compiler.plugins.StrategyFailure`.
+    A third-party strategy runs in a worker process under
+    :data:`ctxbench.compiler.plugins.STRATEGY_TIMEOUT_S` (killed at the deadline); its
+    failures raise :class:`~ctxbench.compiler.plugins.StrategyFailure`.
     """
     from ctxbench.compiler import plugins
 
-    found = get_strategy(strategy)
+    found = strategy_facts(strategy)
     source = strategy_source(strategy)
     if found.budgeted and (isinstance(budget, bool) or not isinstance(budget, int)
                            or budget < 1):
         raise InputError(f"budget: expected an integer >= 1 for {strategy}, got {budget!r}")
     if not found.budgeted and budget is not None:
         raise InputError(f"budget: {strategy} takes no budget (pass None), got {budget!r}")
-    timeout = None if source["origin"] == "built-in" else plugins.STRATEGY_TIMEOUT_S
+    if not is_builtin(strategy):  # in its worker, under the deadline the worker enforces
+        found.timeout_s = plugins.STRATEGY_TIMEOUT_S
     return plugins.compile_with_strategy(index, strategy=found, query=query, budget=budget,
-                                         policy=policy, task_id=task_id, timeout_s=timeout,
+                                         policy=policy, task_id=task_id, timeout_s=None,
                                          source=source)
 
 
@@ -244,9 +269,9 @@ def strategy_table() -> str:
         if item.problem is not None:
             what = f"UNUSABLE: {item.problem}"
         else:
-            try:
-                what = get_strategy(item.name).summary
-            except InputError as exc:
+            try:  # a third party's summary comes from its worker process
+                what = strategy_facts(item.name).summary
+            except (InputError, RuntimeFailure) as exc:
                 what = f"UNUSABLE: {exc}"
         rows.append((item.name, item.origin, f"{item.distribution} {item.version}",
                      f"{item.name} = {item.target}", " ".join(str(what).split())[:160]))

@@ -255,7 +255,7 @@ def compile_external(
             breaches.append(f"selected/{n}: unknown artifact {item['artifact_id'][:80]!r}")
             continue
         artifact = index.artifact_at(position)
-        if not policy.permits(artifact.artifact_id, artifact.classification):
+        if not index.permits(position, policy):
             # Never read: a denied or disallowed artifact's bytes are not even compared.
             breaches.append(f"selected/{n}: artifact {artifact.artifact_id!r} is denied or "
                             f"disallowed")

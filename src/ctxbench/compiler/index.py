@@ -19,6 +19,7 @@ from ctxbench.compiler.labels import Labeler, corpus_names
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.retrieval import PolicyView, TermMapper, identifier_terms, raw_terms
 from ctxbench.compiler.tokenizers import Tokenizer
+from ctxbench.core import IntegrityError
 
 __all__ = ["ContextIndex", "IndexStats"]
 
@@ -67,6 +68,10 @@ class ContextIndex:
         self._counts: dict[tuple[int, tuple[Range, ...]], int] = {}
         self._term_sets: dict[int, frozenset[int]] = {}
         self._labeler: Labeler | None = None
+        # A loaded (cached) index: positions whose chunk bounds are not yet checked
+        # against the artifact's line boundaries, and the cache entry to name.
+        self._unchecked: set[int] = set()
+        self._entry = ""
 
     @classmethod
     def build(cls, corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex:
@@ -182,11 +187,23 @@ class ContextIndex:
     # -- policy views ----------------------------------------------------------------------
 
     def permitted_artifacts(self, policy: Policy) -> list[int]:
-        """Positions of the artifacts the policy permits (decided on metadata alone)."""
-        return [
-            i for i, a in enumerate(self.corpus.artifacts)
-            if policy.permits(a.artifact_id, a.classification)
-        ]
+        """Positions of the artifacts the policy permits (decided on metadata alone): an
+        artifact is permitted only when each of its aliases is (:meth:`Corpus.aliases`)."""
+        ok = [policy.permits(a.artifact_id, a.classification) for a in self.corpus.artifacts]
+        for group in self.corpus.alias_groups():  # once per group: linear in the corpus
+            where = [self._position[i] for i in group]
+            if not all(ok[p] for p in where):
+                for p in where:
+                    ok[p] = False
+        return [i for i, allowed in enumerate(ok) if allowed]
+
+    def permits(self, position: int, policy: Policy) -> bool:
+        """True when ``policy`` permits the artifact at ``position`` and every alias of it
+        (one file under several names, or the same bytes, is permitted only as a whole)."""
+        corpus = self.corpus
+        return all(policy.permits(other, corpus.artifacts[self._position[other]]
+                                  .classification)
+                   for other in corpus.aliases(corpus.artifacts[position].artifact_id))
 
     def view(self, policy: Policy) -> PolicyView:
         """The BM25 view over the chunks this policy permits (built once per policy)."""
@@ -254,12 +271,38 @@ class ContextIndex:
             self._bytes.move_to_end(position)
             return data
         data = self.corpus.read(self.corpus.artifacts[position])
+        if position in self._unchecked:
+            self._check_lines(position, data)
         self._bytes[position] = data
         self._bytes_held += len(data)
         while self._bytes_held > _BYTES_CACHE and len(self._bytes) > 1:
             _, old = self._bytes.popitem(last=False)
             self._bytes_held -= len(old)
         return data
+
+    def check_lines_on_read(self, entry: str) -> None:
+        """Check each artifact's chunk bounds against its line boundaries when it is first
+        read (an index loaded from the cache entry ``entry``)."""
+        self._unchecked = set(range(len(self.corpus.artifacts)))
+        self._entry = entry
+
+    def _check_lines(self, position: int, data: bytes) -> None:
+        lines = {0}
+        at = 0
+        for line in data.splitlines(keepends=True):  # the chunker's own line rule
+            at += len(line)
+            lines.add(at)
+        rows = np.flatnonzero(self.chunk_artifact == position).tolist()
+        for row in rows:
+            chunk = self.chunks[row]
+            bounds = (chunk.start, chunk.end, *(x for r in chunk.context for x in r))
+            if not all(x in lines for x in bounds):
+                artifact = self.corpus.artifacts[position]
+                raise IntegrityError(
+                    f"{self._entry}: index cache entry: chunk {chunk.start}-{chunk.end} of "
+                    f"{artifact.path} does not start and end at line boundaries of the file "
+                    f"(a damaged or forged entry): delete it; the next compile rebuilds it")
+        self._unchecked.discard(position)
 
     def count(self, text: str) -> int:
         """Tokens of ``text`` under the index's declared tokenizer."""

@@ -14,17 +14,24 @@ policy, and the permitted documents and ranked candidate chunks) and returns a
             selected = tuple(Selected(c.artifact_id, ((c.start, c.end),)) for c in best)
             return StrategyResult(request.render(selected), selected)
 
-ctxbench trusts none of it (:func:`compile_with_strategy`): it recounts the context with
-the declared tokenizer, refuses an unknown, denied or disallowed artifact in ``selected``,
+ctxbench trusts none of it (:func:`compile_with_strategy`): before the strategy runs it
+fixes, from its own index and the policy, which artifacts are permitted (every alias of
+a file included) and what restricted text is; then it recounts the context with the
+declared tokenizer, refuses an unknown, denied or disallowed artifact in ``selected``,
 refuses a context not made of the selected bytes (the canonical packet of the selection,
 or whole lines of it plus framing, :func:`ctxbench.compiler.commit.external_context_problem`),
-refuses a context over the budget, and writes the commit itself. Every refusal, an
-exception, a result of the wrong type or a run past :data:`STRATEGY_TIMEOUT_S` raises
-:class:`StrategyFailure`, naming the kind of failure and the reason.
+refuses a context over the budget, refuses ``details`` or ``empty_reason`` holding
+restricted text (:mod:`ctxbench.compiler.restricted`), withholds a failure message that
+holds it, and writes the commit itself. Every refusal, an exception (any
+``BaseException`` but ``KeyboardInterrupt``, ``SystemExit`` included), a result of the
+wrong type or a run past :data:`STRATEGY_TIMEOUT_S` raises :class:`StrategyFailure`,
+naming the kind of failure and the reason. Third-party strategies run in a worker
+process (:mod:`ctxbench.compiler.isolation`); an object passed here runs in-process.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -36,6 +43,7 @@ from ctxbench.compiler.commit import EXTERNAL_TEMPLATE, external_context_problem
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import RENDER_TEMPLATE, Excerpt, merge_ranges, render_excerpt
+from ctxbench.compiler.restricted import RestrictedText
 from ctxbench.compiler.strategies import CompiledContext, finish_packet
 from ctxbench.compiler.tokenizers import Tokenizer
 from ctxbench.core import RuntimeFailure
@@ -55,6 +63,8 @@ __all__ = [
 ]
 
 CANDIDATE_LIMIT = 200
+#: The most characters a result's ``details`` may hold in all (names and values).
+MAX_DETAILS_BYTES = 16_384
 #: Seconds a third-party strategy may take for one packet before it is a failure.
 STRATEGY_TIMEOUT_S = 120.0
 FAILURE_KINDS = ("exception", "timeout", "invalid_output", "forbidden_artifact",
@@ -148,11 +158,17 @@ class StrategyRequest:
         """Tokens of ``text`` under the declared tokenizer (the count ctxbench enforces)."""
         return self.tokenizer.count(text)
 
+    def _allowed(self) -> frozenset[int]:
+        """Positions of the permitted artifacts (fixed by ctxbench before a build)."""
+        if "allowed" not in self._memo:
+            self._memo["allowed"] = frozenset(self.index.permitted_artifacts(self.policy))
+        return self._memo["allowed"]  # type: ignore[no-any-return]
+
     def documents(self) -> tuple[Document, ...]:
         """Every permitted artifact with text, whole, in artifact-id order."""
         if "documents" not in self._memo:
             out = []
-            for position in self.index.permitted_artifacts(self.policy):
+            for position in sorted(self._allowed()):
                 a = self.index.artifact_at(position)
                 data = self.index.source(position)
                 if data:
@@ -170,9 +186,12 @@ class StrategyRequest:
             scores = view.scores(index.query_ids(self.query))
             order = np.lexsort((view.chunk_ids, -scores))[:CANDIDATE_LIMIT]
             out = []
+            allowed = self._allowed()
             for row in order:
                 chunk = index.chunks[int(view.chunk_ids[row])]
                 position = int(index.chunk_artifact[view.chunk_ids[row]])
+                if position not in allowed:
+                    continue  # never: the view holds permitted chunks only
                 a = index.artifact_at(position)
                 text = index.source(position)[chunk.start:chunk.end].decode("utf-8", "replace")
                 out.append(Candidate(a.artifact_id, a.path, a.kind, a.classification, a.blake3,
@@ -186,7 +205,8 @@ class StrategyRequest:
 
         A strategy that returns it verbatim gets a commit anyone can re-render.
         """
-        excerpts = _excerpts(self.index, self.policy, "render", tuple(selected), self.budget)
+        excerpts = _excerpts(self.index, self._allowed(), "render", tuple(selected),
+                             self.budget)
         return "".join(render_excerpt(e, self.index.source(_pos(self.index, e.artifact_id)))
                        for e in excerpts)
 
@@ -215,10 +235,11 @@ def _pos(index: ContextIndex, artifact_id: str) -> int:
     return position
 
 
-def _excerpts(index: ContextIndex, policy: Policy, name: str,
+def _excerpts(index: ContextIndex, allowed: frozenset[int], name: str,
               selected: tuple[Selected, ...], budget: int | None) -> tuple[Excerpt, ...]:
     """Checked, merged excerpts (first-mention order), each with its template-v5 label for
-    ``budget``; StrategyFailure on anything else."""
+    ``budget``; StrategyFailure on anything else. ``allowed``: the permitted positions,
+    fixed before the strategy ran."""
     merged: dict[str, tuple[int, list[Range]]] = {}
     for n, item in enumerate(selected):
         if not isinstance(item, Selected) or not isinstance(item.artifact_id, str):
@@ -230,7 +251,7 @@ def _excerpts(index: ContextIndex, policy: Policy, name: str,
             raise StrategyFailure(name, "forbidden_artifact", f"selected[{n}]: unknown "
                                   f"artifact {item.artifact_id[:80]!r}")
         artifact = index.artifact_at(position)
-        if not policy.permits(artifact.artifact_id, artifact.classification):
+        if position not in allowed:
             # Never read: a denied or disallowed artifact's bytes are not even compared.
             raise StrategyFailure(name, "forbidden_artifact", f"selected[{n}]: artifact "
                                   f"{artifact.artifact_id!r} is denied or disallowed by the "
@@ -264,9 +285,9 @@ def _call(strategy: Strategy, request: StrategyRequest, timeout_s: float | None)
     if timeout_s is None:
         try:
             return strategy.build(request)
-        except StrategyFailure:
-            raise
-        except Exception as exc:
+        except (StrategyFailure, KeyboardInterrupt):
+            raise  # Ctrl-C stops the run (a resumable interruption), as anywhere else
+        except BaseException as exc:  # SystemExit(0) too: this packet's failure
             raise StrategyFailure(name, "exception", f"{type(exc).__name__}: {exc}") from exc
     box: list[Any] = []
 
@@ -286,9 +307,7 @@ def _call(strategy: Strategy, request: StrategyRequest, timeout_s: float | None)
     kind, value = box[0]
     if kind == "ok":
         return value
-    if isinstance(value, StrategyFailure):
-        raise value
-    if not isinstance(value, Exception):
+    if isinstance(value, StrategyFailure | KeyboardInterrupt):
         raise value
     raise StrategyFailure(name, "exception", f"{type(value).__name__}: {value}") from value
 
@@ -311,7 +330,29 @@ def compile_with_strategy(
     in the commit as ``strategy_source``.
     """
     name = strategy.name
+    # Fixed before any strategy code runs, from ctxbench's own index: what may be sent.
+    allowed = frozenset(index.permitted_artifacts(policy))
+    # ctxbench's own strategies write only ctxbench's text: their free text is not searched
+    # (the search reads every denied artifact).
+    trusted = source is not None and source.get("origin") == "built-in"
+    restricted = RestrictedText(index, () if trusted else allowed, trusted=trusted)
+    try:
+        return _checked(index, strategy, name, allowed, restricted, query=query,
+                        budget=budget, policy=policy, task_id=task_id, timeout_s=timeout_s,
+                        source=source)
+    except StrategyFailure as exc:
+        if restricted.holds(exc.reason):
+            raise StrategyFailure(name, exc.kind, "the message is withheld: it holds text "
+                                  "of an artifact the policy denies") from None
+        raise
+
+
+def _checked(index: ContextIndex, strategy: Strategy, name: str, allowed: frozenset[int],
+             restricted: RestrictedText, *, query: str, budget: int | None, policy: Policy,
+             task_id: str | None, timeout_s: float | None, source: dict[str, Any] | None
+             ) -> CompiledContext:
     request = StrategyRequest(task_id, query, budget, index.tokenizer, policy, index)
+    request._memo["allowed"] = allowed
     result = _call(strategy, request, timeout_s)
     if not isinstance(result, StrategyResult):
         raise StrategyFailure(name, "invalid_output", f"expected a StrategyResult, got "
@@ -322,7 +363,7 @@ def compile_with_strategy(
     if not isinstance(result.selected, tuple | list):
         raise StrategyFailure(name, "invalid_output", f"selected: expected a tuple of "
                               f"Selected, got {type(result.selected).__name__}")
-    excerpts = _excerpts(index, policy, name, tuple(result.selected), budget)
+    excerpts = _excerpts(index, allowed, name, tuple(result.selected), budget)
     context = result.context
     canonical = "".join(render_excerpt(e, index.source(_pos(index, e.artifact_id)))
                         for e in excerpts)
@@ -339,19 +380,33 @@ def compile_with_strategy(
         raise StrategyFailure(name, "over_budget", f"{count} tokens ({index.tokenizer.id}) "
                               f"exceed the budget {budget}")
     empty = result.empty_reason if isinstance(result.empty_reason, str) else None
+    details = _details(name, result.details)
+    if restricted.holds(name, empty or "", json.dumps(source or {}, ensure_ascii=False),
+                        *(f"{k}\n{v}" for k, v in details.items())):
+        raise StrategyFailure(name, "forbidden_text", "its name, empty_reason or details hold "
+                              "text of an artifact the policy denies")
     packet = finish_packet(
         index, query=query, budget=budget, policy=policy, strategy=name, text=context,
         token_count=count, excerpts=excerpts,
         empty_reason=(empty or "the strategy selected nothing") if not context else None,
         template=template)
-    if source is None and not result.details:
+    if source is None and not details:
         return packet
     extra = dict(source or {})
-    try:
-        details = {str(k): str(v) for k, v in result.details}
-    except (TypeError, ValueError) as exc:
-        raise StrategyFailure(name, "invalid_output", "details: expected (name, value) "
-                              "pairs") from exc
     if details:
         extra["details"] = details
     return replace(packet, commit={**packet.commit, "strategy_source": extra})
+
+
+def _details(name: str, pairs: Any) -> dict[str, str]:
+    """A result's ``details`` as strings, at most :data:`MAX_DETAILS_BYTES` in all."""
+    try:
+        details = {str(k): str(v) for k, v in pairs}
+    except (TypeError, ValueError) as exc:
+        raise StrategyFailure(name, "invalid_output", "details: expected (name, value) "
+                              "pairs") from exc
+    size = sum(len(k) + len(v) for k, v in details.items())
+    if size > MAX_DETAILS_BYTES:
+        raise StrategyFailure(name, "invalid_output", f"details: expected at most "
+                              f"{MAX_DETAILS_BYTES} characters in all, got {size}")
+    return details

@@ -218,7 +218,7 @@ def _denied(value: str, corpus: Corpus) -> tuple[str, ...]:
             raise _ambiguous(shown, named, paths, "share this file name")
         if named:
             return tuple(named)
-    skipped = _skipped_entry(forms, corpus.root, paths)
+    skipped = _skipped_entry(forms, corpus, paths)
     if skipped is not None:
         return skipped
     choices = [*ids, *(p.rsplit("/", 1)[-1] for p in paths.values())]
@@ -228,10 +228,13 @@ def _denied(value: str, corpus: Corpus) -> tuple[str, ...]:
         f"path inside the corpus or a unique file name), got {shown}{hint}")
 
 
-def _skipped_entry(forms: list[str], root: Path, paths: dict[str, str]
+def _skipped_entry(forms: list[str], corpus: Corpus, paths: dict[str, str]
                    ) -> tuple[str, ...] | None:
     """For an entry that exists but is never read (hidden, a link, a special file): the
-    artifacts a link points at (denied too, fail-closed), else nothing to deny."""
+    artifacts a link points at, and those that are the same file (a hard link) as a
+    hidden file, or a file under a hidden directory, it names (denied too, fail-closed);
+    else nothing to deny."""
+    root = corpus.root
     real_root = Path(os.path.realpath(root))
     by_path = {path: artifact_id for artifact_id, path in paths.items()}
     for form in forms:
@@ -244,8 +247,35 @@ def _skipped_entry(forms: list[str], root: Path, paths: dict[str, str]
             hit = [i for p, i in by_path.items() if p == inside or p.startswith(inside + "/")]
             if hit:
                 return tuple(hit)
-        return ()
+        return _same_files(entry, corpus)
     return None
+
+
+def _same_files(entry: Path, corpus: Corpus) -> tuple[str, ...]:
+    """Artifacts that are the same file (device and inode) as, or hold the same bytes as,
+    ``entry`` or a regular file under it (a directory is walked without following links;
+    a link to a file stands for that file)."""
+    import stat
+
+    from ctxbench.protocols.eceb.files import hash_regular_file
+
+    if entry.is_dir() and not entry.is_symlink():
+        files = [Path(folder, name) for folder, _, names in os.walk(entry) for name in names]
+    else:
+        files = [entry]
+    identities: set[tuple[int, int]] = set()
+    digests: set[str] = set()
+    for path in files:
+        try:
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            identities.add((info.st_dev, info.st_ino))
+            digests.add(hash_regular_file(Path(os.path.realpath(path)), str(path))[0])
+        except (OSError, InputError):
+            continue  # unreadable: nothing of it can be in the corpus's text either
+    return tuple(a.artifact_id for a in corpus.artifacts
+                 if a.identity in identities or a.blake3 in digests)
 
 
 def _ambiguous(shown: str, matches: list[str], paths: dict[str, str], what: str) -> InputError:

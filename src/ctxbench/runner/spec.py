@@ -301,14 +301,14 @@ def _strategy_budgeted(t: _TomlFields, strategy: str) -> tuple[bool | None, str]
     by. An unknown name fails, naming what is installed."""
     if strategy in STRATEGIES:
         return None, strategy
-    from ctxbench.compiler.discovery import get_strategy, installed_strategies, is_target
+    from ctxbench.compiler.discovery import installed_strategies, is_target, strategy_facts
 
     known = [i.name for i in installed_strategies() if i.problem is None]
     if strategy not in known and not is_target(strategy):
         t.fail("strategy", f"one of {', '.join(dict.fromkeys([*STRATEGIES, *known]))} "
                "(installed: ctxbench strategies), or module:attr", strategy)
     try:
-        found = get_strategy(strategy)
+        found = strategy_facts(strategy)
     except InputError as exc:
         t.fail("strategy", f"a strategy that loads ({str(exc)[:200]})", strategy)
     return bool(found.budgeted), found.name

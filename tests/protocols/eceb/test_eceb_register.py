@@ -96,3 +96,21 @@ def test_rule_errors(tmp_path: Path, body: str, message: str) -> None:
     (tmp_path / "c").mkdir()
     with pytest.raises(InputError, match=re.escape(message)):
         register_directory(tmp_path / "c", _rules(tmp_path, body))
+
+
+def test_register_refuses_a_hard_link_to_another_registered_file(tmp_path: Path) -> None:
+    corpus = tmp_path / "c"
+    (corpus / "restricted").mkdir(parents=True)
+    (corpus / "public").mkdir()
+    (corpus / "restricted" / "salaries.md").write_text("zqsalaryq\n")
+    rules = tmp_path / "rules.toml"
+    rules.write_text('benchmark_id = "b"\n'
+                     '[[rule]]\nglob = "public/**"\nkind = "runbook"\n'
+                     'classification = "public"\n'
+                     '[[rule]]\nglob = "restricted/**"\nkind = "policy"\n'
+                     'classification = "restricted"\n')
+    os.link(corpus / "restricted" / "salaries.md", corpus / "public" / "notes.md")
+    with pytest.raises(InputError, match=r"restricted/salaries\.md: expected one path per "
+                       r"file, got a hard link to 'public/notes\.md'"):
+        register_directory(corpus, rules)
+

@@ -23,7 +23,9 @@ and directories (names starting with ".") are skipped. The skeleton has no tasks
 Fail-closed file rule: only regular files are registered. A symbolic link anywhere in
 the directory (to a file or a directory, inside the corpus or not), a FIFO, a socket or
 a device is an error naming it, never followed and never registered as empty: a link
-would let a public-looking path carry a restricted file's bytes.
+would let a public-looking path carry a restricted file's bytes. The same holds for hard
+links: two paths that are one file (the same device and inode) are an error naming
+both, since each name could get its own classification.
 """
 
 from __future__ import annotations
@@ -163,6 +165,22 @@ def _check_directory(base: Path) -> None:
         raise InputError(f"{base}: expected a corpus directory, got {file_kind(info.st_mode)}")
 
 
+def _one_name(files: dict[tuple[int, int], str], target: Path, base: Path, rel: str) -> None:
+    """Refuse a second path of a file already registered under another (a hard link)."""
+    try:
+        info = os.lstat(target)
+    except OSError as exc:
+        raise os_error(exc, f"{base}/{rel}") from exc
+    identity = (info.st_dev, info.st_ino)
+    other = files.setdefault(identity, rel)
+    if other != rel:
+        raise InputError(
+            f"{base}: {rel}: expected one path per file, got a hard link to {other!r} (the "
+            f"same file, device {info.st_dev} inode {info.st_ino}); a second name could give "
+            f"the file's bytes another classification, so links are refused: keep one name, "
+            f"or copy the file")
+
+
 def register_directory(directory: str | os.PathLike[str],
                        rules_path: str | os.PathLike[str],
                        claim_class: str | None = None) -> dict[str, Any]:
@@ -183,11 +201,13 @@ def register_directory(directory: str | os.PathLike[str],
     claim_class = claim_class or file_class or DEFAULT_CLAIM_CLASS
     artifacts: list[Artifact] = []
     ids: dict[str, str] = {}
+    files: dict[tuple[int, int], str] = {}
     for rel in walk_regular_files(base):
         problem = path_problem(rel)
         if problem is not None:
             raise InputError(f"{base}: {rel}: expected a portable path, got one where {problem}")
         target = resolve_in_corpus(base, rel)
+        _one_name(files, target, base, rel)
         rule = next((r for r in rules if r.pattern.fullmatch(rel)), None)
         if rule is None:
             raise InputError(f"{rules_path}: expected a [[rule]] matching {rel!r}, got none")
