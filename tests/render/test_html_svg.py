@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from ctxbench.render.html.plots import ForestRow, ScatterPoint, forest, scatter
+from ctxbench.render.html.plots import (
+    ForestRow,
+    ScatterPoint,
+    Series,
+    budget_lines,
+    forest,
+    scatter,
+)
 from ctxbench.render.html.svg import Ids, Scale, esc, num
 
 
@@ -94,3 +101,13 @@ def test_every_number_in_the_key_is_drawn_beside_its_point() -> None:
     assert [n for n in keyed if n not in drawn] == []
     named = {p.label for p in points} & drawn
     assert len(named) + len(keyed) == len(points)
+
+
+def test_a_budget_ladder_quality_axis_stops_at_its_maximum() -> None:
+    svg = budget_lines(Ids(), title="t", desc="d", budgets=[256, 512, 1024],
+                       series=[Series("compiled", "pass", (800.0, 1000.0, 1000.0))],
+                       y_label="min quality (milli)", y_fmt=lambda v: f"{v:g}",
+                       y_line=(900.0, "floor 900"), mark=512, y_domain=(0.0, 1000.0))
+    ticks = [float(t) for t in re.findall(r'class="tick"[^>]*>([\d.]+)</text>', svg)
+             if float(t) not in (256, 512, 1024)]
+    assert max(ticks) == 1000.0

@@ -148,7 +148,8 @@ def _lines(ids: Ids, view: Report) -> str:
             budgets=budgets, series=quality, y_label="min quality (milli)",
             y_fmt=lambda v: f"{v:g}",
             y_line=(task.floor_quality_milli, f"floor {task.floor_quality_milli}"),
-            mark=task.minimum_viable_budget), "minimum quality against the floor")
+            mark=task.minimum_viable_budget, y_domain=(0.0, 1000.0)),
+            "minimum quality against the floor")
         base = shown(task.baseline_input_tokens)
         pair += figure(budget_lines(
             ids, title=f"{task.task_id}: mean input tokens by budget",
