@@ -201,10 +201,14 @@ def _labels(parts: list[str], points: Sequence[tuple[float, float, str]],
             put(spot[0], spot[1], w, label)
             continue
         # No free place for the name: its number, in a free place if one is left, else
-        # in the first place inside the plot, so that the key never names a number that
-        # is not drawn.
+        # in the first place inside the plot (beside its point, over other text), so
+        # that the key never names a number that is not drawn.
         w = char_w * len(number)
-        candidates = spots(px, py, w)
+        # A number is short: look further out, on rings around the point, before giving up.
+        candidates = spots(px, py, w) + [
+            (px + dx * r - w / 2, py + dy * r + 4) for r in (16.0, 26.0, 36.0)
+            for dx, dy in ((0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0),
+                           (-1, -1))]
         spot = next(((x, y) for x, y in candidates if free(x, y, w)), None)
         if spot is None:
             inside = [(x, y) for x, y in candidates if box[0] <= x and x + w <= box[2] + 15
