@@ -365,3 +365,13 @@ def test_every_page_kind_opens_on_its_verdict(tmp_path: Path) -> None:
     head = multi[:multi.index("<table", multi.index("<section"))]
     assert head.count('class="headline"') == 3
     assert "public-eval status: supported." in head and "ECEB: Claim class" in head
+
+
+def test_a_hostile_stratum_label_is_escaped_in_its_heading_and_tooltip(tmp_path: Path) -> None:
+    report = load(CEF)
+    hostile = '"><script>alert(1)</script>@' + "ab" * 32
+    report["strata"][0]["label"] = hostile
+    page = render_doc(tmp_path, report)
+    assert "<script" not in page and "alert(1)" in page
+    assert 'title="Stratum: &quot;&gt;&lt;script&gt;' in page
+    assert "@abababababab\u2026" in page
