@@ -3,19 +3,26 @@
     .venv/bin/ctxbench demo --output ctxbench-demo
     .venv/bin/python docs/img/shoot.py ctxbench-demo
 
-Each shot is a 1280 x 800 (or 390 x 800, phone) view scrolled to one section of a page.
+Each shot is a 1280 x 800 (or 390 x 800, phone) view scrolled to one section of a page;
+``page-KIND-WIDTH.png`` is the first screen of each page kind at 1280 and 420 px wide (the
+public-eval page is rendered from ``tests/golden/public-eval-basic``, as the demo has none).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+from ctxbench.render.html import write_html
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 # (file name, page under the demo directory, section id or "" for the top, width, scheme)
 SHOTS = [
@@ -26,15 +33,26 @@ SHOTS = [
     ("eceb-budgets-dark.png", "run/eceb-report.html", "budgets", 1280, "dark"),
     ("index-phone.png", "index.html", "", 390, "light"),
 ]
+KINDS = [("run-directory", "run/index.html"), ("cef", "run/cef-report.html"),
+         ("public-eval", "public-eval-report.html"), ("eceb", "run/eceb-report.html"),
+         ("multi-report", "index.html")]
+SHOTS += [(f"page-{kind}-{width}.png", path, "", width, "light")
+          for kind, path in KINDS for width in (1280, 420)]
 
 
 def main() -> None:
     demo = Path(sys.argv[1] if len(sys.argv) > 1 else "ctxbench-demo").resolve()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+    with contextlib.chdir(ROOT):  # the page names its input as the repository does
+        write_html([Path("tests/golden/public-eval-basic/report.json")],
+                   demo / "public-eval-report.html")
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
+        # a fresh profile each time (--user-data-dir through a persistent context)
+        browser = p.chromium.launch_persistent_context(
+            profile, executable_path="/usr/bin/chromium", args=FLAGS, headless=True)
         for name, page_path, anchor, width, scheme in SHOTS:
-            page = browser.new_page(viewport={"width": width, "height": 800},
-                                    color_scheme=scheme)  # type: ignore[arg-type]
+            page = browser.new_page()
+            page.set_viewport_size({"width": width, "height": 800})
+            page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
             page.goto((demo / page_path).as_uri(), wait_until="load")
             if anchor:
                 section, _, child = anchor.partition(" ")

@@ -82,3 +82,20 @@ def test_the_frontier_shows_failures_and_conditions_that_are_not_evaluable() -> 
     assert "| not evaluable (60 of 60 trials failed) |" in md
     assert ("Pareto frontier (descriptive): raw; not evaluable (every trial failed): "
             "entroly") in md
+
+
+def test_markdown_lists_budgets_in_numeric_order_and_cuts_corpus_roots() -> None:
+    root = "8b9fecf380d5" + "0" * 52
+    text = json.dumps(_report("cef-no-claim")).replace(
+        '"native_compaction"', '"compiled@1024"').replace('"entroly"', '"compiled@128"')
+    report = json.loads(text)
+    label = report["strata"][0]["label"]
+    report["strata"][0]["label"] = f"{label}@corpus-root:{root}"
+    md = render_markdown(report)
+    points = md[md.index("### Operating points"):]
+    assert points.index("| compiled@128 |") < points.index("| compiled@1024 |")
+    claims = md[md.index("## Claims"):]
+    assert claims.index("| compiled@128 |") < claims.index("| compiled@1024 |")
+    heading = next(line for line in md.splitlines() if line.startswith("## Stratum:"))
+    assert "corpus-root:8b9fecf380d5\u2026" in heading and root not in heading
+    assert f"Full stratum: `{label}@corpus-root:{root}`" in md

@@ -19,10 +19,13 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CEF = GOLDEN / "cef-two-stratum" / "report.json"
 PE = GOLDEN / "public-eval-basic" / "report.json"
 ECEB = GOLDEN / "eceb-seed" / "report.json"
+CEF_NO_CLAIM = GOLDEN / "cef-no-claim" / "report.json"
 
 
 def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    value = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(value, dict)
+    return value
 
 
 def render_doc(tmp_path: Path, doc: dict[str, Any], name: str = "report.json") -> str:
@@ -51,7 +54,8 @@ def test_cef_page_shows_headline_claims_and_every_hypothesis(tmp_path: Path) -> 
     # strata come before the aggregate, and each stratum has its frontier and forest plots
     first, agg = page.index('id="stratum-1"'), page.index('id="aggregate"')
     assert page.index('id="stratum-2"') < agg and first < agg
-    assert page.count("Pareto frontier: mean context tokens") == 3
+    assert page.count("six objectives: mean context tokens against task score") == 3
+    assert "polyline class=\"frontier" not in page
     assert page.count("H1 task quality:") == 3 and page.count("H4 context reduction:") == 3
     assert "ops-logs-000029" in text and "log archive for the task was corrupted" in text
     assert "FAIL" in text and "NO CLAIM" in text
@@ -246,7 +250,8 @@ def test_cli_writes_the_page_and_reports_bad_input_in_one_line(tmp_path: Path) -
     assert exit_info.value.code == 2
 
 
-def test_run_directory_page_shows_manifest_and_links_raw_files(tmp_path: Path) -> None:
+def seed_run(tmp_path: Path) -> Path:
+    """A small run of ctxbench's own: the enterprise seed, the compiler's budget ladder."""
     from ctxbench.runner.experiment import run_experiment
 
     (tmp_path / "exp.toml").write_text(
@@ -256,7 +261,11 @@ def test_run_directory_page_shows_manifest_and_links_raw_files(tmp_path: Path) -
         '[[conditions]]\nstrategy = "full_permitted_context"\n'
         '[[conditions]]\nstrategy = "compiled"\nbudgets = "ladder"\n', encoding="utf-8")
     run_experiment(tmp_path / "exp.toml")
-    run = tmp_path / "out"
+    return tmp_path / "out"
+
+
+def test_run_directory_page_shows_manifest_and_links_raw_files(tmp_path: Path) -> None:
+    run = seed_run(tmp_path)
     manifest = load(run / "manifest.json")
     out = write_html([run], tmp_path / "site" / "run.html")
     page = out.read_text(encoding="utf-8")
@@ -297,3 +306,72 @@ def test_a_bounded_listing_is_folded_and_says_it_was_cut(tmp_path: Path) -> None
     assert ("<details><summary>Regressions (baseline resolved, treatment not): the first "
             "1,000 of 1,500 instances (the report lists at most 1,000)") in page
     assert page.count("<code>&lt;i0") == 1000 and "<i0001>" not in page
+
+
+def test_a_run_page_opens_on_its_verdict_and_shows_short_stratum_labels(
+        tmp_path: Path) -> None:
+    run = seed_run(tmp_path)
+    report = load(run / "cef-report.json")
+    page = write_html([run], tmp_path / "run.html").read_text(encoding="utf-8")
+    # the verdict comes before the run's manifest and file list
+    assert page.index('class="headline"') < page.index('id="run"')
+    label = report["strata"][0]["label"]
+    root = report["strata"][0]["key"]["workload_version"].split(":")[-1]
+    assert len(root) == 64 and root in label
+    short = f"{root[:12]}\u2026"
+    heading = re.search(r'<h2 id="cef-stratum-1-h" title="([^"]*)">([^<]*)</h2>', page)
+    assert heading is not None
+    assert short in heading.group(2) and root not in heading.group(2)
+    assert len(heading.group(2)) <= len(heading.group(1)) - 51 and label in heading.group(1)
+    # the JSON keeps the full label
+    assert load(run / "cef-report.json")["strata"][0]["label"] == label
+
+
+def test_budgets_are_listed_in_numeric_order_in_every_plot_and_table(tmp_path: Path) -> None:
+    text = CEF_NO_CLAIM.read_text(encoding="utf-8")
+    text = text.replace('"native_compaction"', '"compiled@1024"').replace(
+        '"entroly"', '"compiled@128"')
+    path = tmp_path / "report.json"
+    path.write_text(text, encoding="utf-8")
+    page = render_html([path], tmp_path / "page.html")
+    rows = re.findall(r'class="rowlabel"[^>]*>([^<]*)</text>', page)
+    # one row per condition in each forest plot, the smaller budget first
+    assert len(rows) >= 2 and rows == ["compiled@128", "compiled@1024"] * (len(rows) // 2)
+    points = page[page.index("<caption>Operating points"):]
+    cells = re.findall(r"<tr><td>(raw|compiled@\d+)</td>", points)
+    assert cells[:3] == ["raw", "compiled@128", "compiled@1024"]
+    claims = page[page.index("<caption>Claims over all strata"):]
+    assert re.findall(r"<tr><td>(compiled@\d+)</td>", claims)[:2] == [
+        "compiled@128", "compiled@1024"]
+
+
+def test_notes_stay_with_the_input_they_belong_to(tmp_path: Path) -> None:
+    noted = tmp_path / "noted.json"
+    noted.write_text(json.dumps({**load(ECEB), "notes": ["only this input's note"]}),
+                     encoding="utf-8")
+    page = render_html([CEF, noted], tmp_path / "p.html")
+    note = "only this input&#x27;s note"
+    assert page.count(note) == 1
+    assert page.index("<main>") < page.index('id="r2-top"') < page.index(note)
+    assert 'class="note"' not in page[:page.index("<main>")]
+
+
+def test_every_page_kind_opens_on_its_verdict(tmp_path: Path) -> None:
+    for paths in ([CEF], [PE], [ECEB], [CEF, PE, ECEB]):
+        page = render_html(paths, tmp_path / "p.html")
+        first = page.index("<section")
+        assert page.index('class="headline"', first) < page.index("<table", first)
+    multi = render_html([CEF, PE, ECEB], tmp_path / "p.html")
+    head = multi[:multi.index("<table", multi.index("<section"))]
+    assert head.count('class="headline"') == 3
+    assert "public-eval status: supported." in head and "ECEB: Claim class" in head
+
+
+def test_a_hostile_stratum_label_is_escaped_in_its_heading_and_tooltip(tmp_path: Path) -> None:
+    report = load(CEF)
+    hostile = '"><script>alert(1)</script>@' + "ab" * 32
+    report["strata"][0]["label"] = hostile
+    page = render_doc(tmp_path, report)
+    assert "<script" not in page and "alert(1)" in page
+    assert 'title="Stratum: &quot;&gt;&lt;script&gt;' in page
+    assert "@abababababab\u2026" in page

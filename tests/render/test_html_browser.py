@@ -74,8 +74,36 @@ def open_page(browser: Any, path: Path, shot: Path) -> tuple[Any, str]:
     return page, " ".join(page.inner_text("body").split())
 
 
+# The verdict's top and the smallest plot text as drawn (font size times the SVG's scale),
+# in CSS pixels; plots inside closed <details> are not drawn and not counted.
+_MEASURE = """() => {
+  const h = document.querySelector('.headline');
+  let least = 1e9;
+  for (const t of document.querySelectorAll('svg.plot text')) {
+    const svg = t.ownerSVGElement, box = svg.getBoundingClientRect();
+    if (box.width === 0) continue;
+    least = Math.min(least, box.width / svg.viewBox.baseVal.width
+                     * parseFloat(getComputedStyle(t).fontSize));
+  }
+  return [h === null ? null : h.getBoundingClientRect().top + window.scrollY, least];
+}"""
+
+
+def check_verdict_and_text(page: Any) -> None:
+    """The verdict within the first 700 px, and plot text of at least 11 px, at 1280x800
+    and at 420 px wide."""
+    for width in (1280, 420):
+        page.set_viewport_size({"width": width, "height": 800})
+        top, least = page.evaluate(_MEASURE)
+        assert top is not None and top < 700, (width, top)
+        assert least >= 11 - 1e-6, (width, least)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
 def check_layouts(page: Any) -> None:
-    """Phone width without sideways scrolling; dark colours; print hides the navigation."""
+    """Verdict first and text readable; phone width without sideways scrolling; dark
+    colours; print hides the navigation."""
+    check_verdict_and_text(page)
     page.set_viewport_size({"width": 390, "height": 800})
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.emulate_media(color_scheme="dark")
@@ -89,7 +117,9 @@ def check_layouts(page: Any) -> None:
 
 
 def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    value = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(value, dict)
+    return value
 
 
 def test_cef_page_in_chromium(browser: Any, tmp_path: Path) -> None:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from ctxbench.render.html.plots import ForestRow, forest
+from ctxbench.render.html.plots import (
+    ForestRow,
+    ScatterPoint,
+    Series,
+    budget_lines,
+    forest,
+    scatter,
+)
 from ctxbench.render.html.svg import Ids, Scale, esc, num
 
 
@@ -52,3 +61,53 @@ def test_forest_marks_pass_and_fail_by_shape_and_text_and_describes_itself() -> 
     assert ">pass</text>" in svg and ">FAIL</text>" in svg and ">undefined</text>" in svg
     assert svg.count('class="margin"') == 1 and ">margin -0.01</text>" in svg
     assert ids.next() == "p3"
+
+
+def test_an_axis_is_clipped_to_the_values_its_quantity_can_take() -> None:
+    # unclipped, [0, 1] widens to 1.25 (a 125% reduction); clipped, it stops at 100%
+    assert Scale.fit([0.0, 1.0], 0.0, 100.0, domain=(None, 1.0)).hi == 1.0
+    scale = Scale.fit([0.02, 0.98], 0.0, 100.0, domain=(0.0, 1.0))
+    assert (scale.lo, scale.hi) == (0.0, 1.0) and scale.ticks()[-1] == 1.0
+    assert Scale.fit([-1.0, 1.0], 0.0, 1.0, domain=(-1.0, 1.0)).lo == -1.0
+    svg = scatter(Ids(), title="t", desc="d", points=[
+        ScatterPoint("a", 0.97, 0.01, 0.9, 1.0, -0.02, 0.03, passed=True)],
+        x_label="context reduction", y_label="delta", x_fmt=lambda v: f"{v * 100:g}%",
+        y_fmt=lambda v: f"{v:g}", x_domain=(None, 1.0), y_domain=(-1.0, 1.0))
+    ticks = re.findall(r'class="tick"[^>]*>([^<]*)</text>', svg)
+    assert "100%" in ticks and not any(t in ticks for t in ("105%", "110%", "120%", "125%"))
+    row = forest(Ids(), title="H4", desc="d", rows=[ForestRow("a", 0.95, 0.9, 1.0, True)],
+                 threshold=0.1, threshold_label="margin", axis_label="reduction",
+                 fmt=lambda v: f"{v * 100:g}%", domain=(None, 1.0))
+    assert re.findall(r'class="tick"[^>]*>([^<]*)</text>', row)[-1] == "100%"
+
+
+def test_highlighted_points_are_marked_and_never_joined() -> None:
+    svg = scatter(Ids(), title="t", desc="d", points=[
+        ScatterPoint("a", 100.0, 0.9, highlight=True), ScatterPoint("b", 300.0, 0.5),
+        ScatterPoint("c", 500.0, 0.95, highlight=True)],
+        x_label="tokens", y_label="score", x_fmt=lambda v: f"{v:g}", y_fmt=lambda v: f"{v:g}")
+    assert "<polyline" not in svg and svg.count('class="mk hl"') == 2
+
+
+def test_every_number_in_the_key_is_drawn_beside_its_point() -> None:
+    # twelve points in one spot: the names cannot all be placed, nor all the numbers freely
+    points = [ScatterPoint(f"compiled@{64 * (k + 1)}", 1000.0 + k, 0.5 + k / 1000)
+              for k in range(12)] + [ScatterPoint("raw", 9000.0, 0.9)]
+    svg = scatter(Ids(), title="t", desc="d", points=points, x_label="tokens",
+                  y_label="score", x_fmt=lambda v: f"{v:g}", y_fmt=lambda v: f"{v:g}")
+    drawn = set(re.findall(r'class="ptlabel"[^>]*>([^<]*)</text>', svg))
+    keyed = re.findall(r"(\d+) = ", " ".join(re.findall(r'class="note"[^>]*>([^<]*)<', svg)))
+    assert len(keyed) >= 3
+    assert [n for n in keyed if n not in drawn] == []
+    named = {p.label for p in points} & drawn
+    assert len(named) + len(keyed) == len(points)
+
+
+def test_a_budget_ladder_quality_axis_stops_at_its_maximum() -> None:
+    svg = budget_lines(Ids(), title="t", desc="d", budgets=[256, 512, 1024],
+                       series=[Series("compiled", "pass", (800.0, 1000.0, 1000.0))],
+                       y_label="min quality (milli)", y_fmt=lambda v: f"{v:g}",
+                       y_line=(900.0, "floor 900"), mark=512, y_domain=(0.0, 1000.0))
+    ticks = [float(t) for t in re.findall(r'class="tick"[^>]*>([\d.]+)</text>', svg)
+             if float(t) not in (256, 512, 1024)]
+    assert max(ticks) == 1000.0

@@ -19,8 +19,10 @@ from ctxbench.protocols.cef.model import (
     Stratum,
 )
 from ctxbench.render.cef_frontier import frontier_cell, frontier_line
+from ctxbench.render.order import by_condition
 from ctxbench.render.outcomes import outcome_line
 from ctxbench.render.plan import recorded_plan_line
+from ctxbench.render.strata import short_label
 
 __all__ = ["render_markdown"]
 
@@ -107,17 +109,23 @@ def _reasons(comparisons: Sequence[Comparison]) -> list[str]:
     return out
 
 
-def _section(title: str, block: Stratum | Aggregate, level: str) -> list[str]:
+def _section(title: str, block: Stratum | Aggregate, level: str, baseline: str,
+             full: str = "") -> list[str]:
+    """One stratum or the aggregate, conditions in natural order (the baseline first)."""
+    points = by_condition(block.operating_points, lambda p: p.condition, baseline)
+    comparisons = by_condition(block.comparisons, lambda c: c.condition, baseline)
     out = [f"{level} {title}", ""]
+    if full:
+        out += [f"Full stratum: `{full}`", ""]
     out += [f"{level}# Operating points", ""]
-    out += _operating_points(block.operating_points)
-    out += ["", f"Pareto frontier (descriptive): {frontier_line(block.operating_points)}", ""]
+    out += _operating_points(points)
+    out += ["", f"Pareto frontier (descriptive): {frontier_line(points)}", ""]
     out += [f"{level}# Paired results against the baseline", ""]
-    out += _paired(block.comparisons)
+    out += _paired(comparisons)
     out += [""]
-    out += _secondary(block.comparisons)
+    out += _secondary(comparisons)
     out += ["", f"{level}# Claims", ""]
-    out += _reasons(block.comparisons)
+    out += _reasons(comparisons)
     out += [""]
     return out
 
@@ -150,14 +158,16 @@ def render_markdown(report: CefReport, *, report_name: str = "report.json") -> s
     rows = [[c.condition, "yes" if c.claimed else "no",
              "quality_preserving_context_win" if c.holds else "**NO CLAIM**",
              "; ".join(c.failed_strata) or "none"]
-            for c in report.summary.claims]
+            for c in by_condition(report.summary.claims, lambda c: c.condition, m.baseline)]
     out += _table(["condition", "claimed", "aggregate result", "failed strata"], rows)
     out += [""]
     for stratum in report.strata:
-        out += _section(f"Stratum: {stratum.label} ({stratum.tasks} tasks)", stratum, "##")
+        out += _section(f"Stratum: {short_label(stratum.label)} ({stratum.tasks} tasks)",
+                        stratum, "##", m.baseline,
+                        "" if short_label(stratum.label) == stratum.label else stratum.label)
     agg = report.aggregate
     out += _section(f"Aggregate over {agg.strata} stratum/strata ({agg.resampling})",
-                    agg, "##")
+                    agg, "##", m.baseline)
     out += _failures(report)
     out += ["## Caveats", ""] + [f"- {c}" for c in report.caveats] + [""]
     out += _methodology(report, level, report_name)
@@ -177,7 +187,8 @@ def _failures(report: CefReport) -> list[str]:
     out = ["## Failures and exclusions", ""]
     out.append(f"- Failed trials (kept, with the preregistered failure scores): "
                f"{f.trials_failed}; by condition: "
-               + ", ".join(f"{k} {v}" for k, v in f.by_condition.items()))
+               + ", ".join(f"{k} {v}" for k, v in by_condition(
+                   f.by_condition.items(), lambda kv: kv[0], report.methodology.baseline)))
     out.append(f"- Recorded scores overridden by the failure scores: {over.trials} trial(s) "
                f"(fields replaced: task_score in {over.task_score}, evidence_recall in "
                f"{over.evidence_recall}, unsupported_claim_rate in "
@@ -205,8 +216,9 @@ def _methodology(report: CefReport, level: str, report_name: str) -> list[str]:
         f"- Preregistration: {p.source} (BLAKE3 `{p.digest_blake3}`)",
         *([f"- Study plan (preregistered): {plan}"] if (plan := recorded_plan_line(
             p.document, report.aggregate.tasks)) is not None else []),
-        f"- Conditions: {', '.join(m.conditions)} ({_SOURCE[m.conditions_source]}); "
-        f"claimed: {', '.join(m.claimed_conditions)}",
+        f"- Conditions: {', '.join(by_condition(m.conditions, str, m.baseline))} "
+        f"({_SOURCE[m.conditions_source]}); "
+        f"claimed: {', '.join(by_condition(m.claimed_conditions, str, m.baseline))}",
         f"- Gates: {m.gate_method}",
         f"- Clusters: {m.clusters}",
         f"- {m.bootstrap} Percentile bootstrap: {m.bootstrap_samples} resamples, "

@@ -15,9 +15,11 @@ from ctxbench.protocols.cef.model import (
 from ctxbench.render.cef_frontier import frontier_cell, frontier_line
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import ForestRow, ScatterPoint, forest, scatter
-from ctxbench.render.html.svg import Ids, esc
+from ctxbench.render.html.svg import Domain, Ids, esc
+from ctxbench.render.order import by_condition
 from ctxbench.render.outcomes import outcome_line
 from ctxbench.render.plan import recorded_plan_line
+from ctxbench.render.strata import short_label
 
 __all__ = ["cef_sections", "cef_summary"]
 
@@ -47,14 +49,28 @@ class Block:
     points: tuple[OperatingPoint, ...]
     frontier: tuple[str, ...]
     comparisons: tuple[Comparison, ...]
+    hint: str = ""
 
 
 def _blocks(report: CefReport) -> list[Block]:
-    out = [Block(f"stratum-{i + 1}", f"Stratum: {s.label} ({s.tasks} tasks)", f"Stratum {i + 1}",
-                 s.operating_points, s.pareto_frontier, s.comparisons)
-           for i, s in enumerate(report.strata)]
+    """The strata then the aggregate, conditions in natural order (the baseline first)."""
+    base = report.methodology.baseline
+
+    def block(anchor: str, title: str, nav: str, points: tuple[OperatingPoint, ...],
+              frontier: tuple[str, ...], comparisons: tuple[Comparison, ...],
+              hint: str = "") -> Block:
+        return Block(anchor, title, nav,
+                     tuple(by_condition(points, lambda p: p.condition, base)), frontier,
+                     tuple(by_condition(comparisons, lambda c: c.condition, base)), hint)
+
+    out = []
+    for i, s in enumerate(report.strata):
+        title = f"Stratum: {short_label(s.label)} ({s.tasks} tasks)"
+        full = f"Stratum: {s.label} ({s.tasks} tasks)"
+        out.append(block(f"stratum-{i + 1}", title, f"Stratum {i + 1}", s.operating_points,
+                         s.pareto_frontier, s.comparisons, "" if title == full else full))
     agg = report.aggregate
-    out.append(Block("aggregate", f"Aggregate over {agg.strata} stratum/strata "
+    out.append(block("aggregate", f"Aggregate over {agg.strata} stratum/strata "
                                   f"({agg.resampling})", "Aggregate",
                      agg.operating_points, agg.pareto_frontier, agg.comparisons))
     return out
@@ -69,7 +85,9 @@ def _method_lines(report: CefReport) -> list[tuple[str, str]]:
         out.append(("study plan (preregistered)", esc(plan)))
     for key, value in _plain(report.methodology):
         if isinstance(value, list):
-            shown = ", ".join(value) or "none"
+            listed = (by_condition(value, str, report.methodology.baseline)
+                      if key in ("conditions", "claimed_conditions") else value)
+            shown = ", ".join(listed) or "none"
         elif isinstance(value, dict):
             shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
                               for k, v in value.items()) or "none"
@@ -97,10 +115,21 @@ _AXIS = {
 }
 
 
+# What each plotted quantity can take: a reduction is at most 100%; a score, recall or rate
+# lies in [0, 1], so its delta in [-1, 1].
+_REDUCTION: Domain = (None, 1.0)
+_SCORE: Domain = (0.0, 1.0)
+_DELTA: Domain = (-1.0, 1.0)
+
+
 def _fmt_for(statistic: str) -> tuple[Shown, Tick]:
     if statistic == "context_reduction":
         return _pct, (lambda v: f"{v * 100:g}%")
     return _signed, (lambda v: f"{v:g}")
+
+
+def _domain(statistic: str) -> Domain:
+    return _REDUCTION if statistic == "context_reduction" else _DELTA
 
 
 def _forests(ids: Ids, block: Block, level: str) -> str:
@@ -131,10 +160,17 @@ def _forests(ids: Ids, block: Block, level: str) -> str:
                      threshold=first.threshold,
                      threshold_label=f"margin {shown(first.threshold)}",
                      axis_label=_AXIS.get(first.statistic, first.statistic),
-                     fmt=tick)
+                     fmt=tick, domain=_domain(first.statistic))
         figs.append(figure(svg, f"{first.id} passes when the {first.bound} bound is "
                                 f"{first.comparison} the dashed margin."))
     return f'<div class="plots">{"".join(figs)}</div>'
+
+
+_FRONTIER_CAPTION = (
+    "A two-axis projection: the descriptive Pareto frontier is taken over six objectives "
+    "(task score, evidence recall, unsupported-claim rate, mean context tokens, mean cost, "
+    "mean latency), so a frontier point (diamond) may look dominated on these two axes, "
+    "and no line joins them. On the frontier: ")
 
 
 def _frontier(ids: Ids, block: Block, baseline: str, level: str) -> str:
@@ -145,13 +181,13 @@ def _frontier(ids: Ids, block: Block, baseline: str, level: str) -> str:
         desc = "; ".join(f"{p.label}: {_num(p.x, 1)} mean context tokens, task score "
                          f"{_num(p.y)}{' (on the frontier)' if p.highlight else ''}"
                          for p in pts)
-        svg = scatter(ids, title=f"Pareto frontier: mean context tokens against task score "
+        svg = scatter(ids, title="Operating points on two of the Pareto frontier's six "
+                                 "objectives: mean context tokens against task score "
                                  f"({block.title})",
                       desc=desc, points=pts, x_label="mean context tokens per trial",
                       y_label="task score", x_fmt=lambda v: f"{v:,.0f}",
-                      y_fmt=lambda v: f"{v:g}", connect_highlighted=True)
-        figs.append(figure(svg, "Operating points; the frontier (descriptive) is joined: "
-                                + frontier_line(block.points) + "."))
+                      y_fmt=lambda v: f"{v:g}", y_domain=_SCORE)
+        figs.append(figure(svg, _FRONTIER_CAPTION + frontier_line(block.points) + "."))
     paired = [p for p in (_paired_point(c) for c in block.comparisons) if p is not None]
     if paired and block.comparisons:
         h1 = block.comparisons[0].hypotheses[0]
@@ -165,9 +201,10 @@ def _frontier(ids: Ids, block: Block, baseline: str, level: str) -> str:
                                  f"delta with {level} intervals ({block.title})",
                       desc=desc, points=paired, x_label="context reduction",
                       y_label="task-score delta", x_fmt=lambda v: f"{v * 100:g}%",
-                      y_fmt=lambda v: f"{v:g}", connect_highlighted=False,
+                      y_fmt=lambda v: f"{v:g}",
                       x_line=(h4.threshold, f"H4 margin {_pct(h4.threshold)}"),
-                      y_line=(h1.threshold, f"H1 margin {_signed(h1.threshold)}"))
+                      y_line=(h1.threshold, f"H1 margin {_signed(h1.threshold)}"),
+                      x_domain=_REDUCTION, y_domain=_DELTA)
         figs.append(figure(svg, f"Each condition at its paired estimates with {level} "
                                 "intervals on both axes; filled circle: quality-preserving "
                                 "context win, crossed square: no claim."))
@@ -237,7 +274,7 @@ def _why(c: Comparison) -> str:
 def _block(ids: Ids, block: Block, baseline: str, level: str) -> Section:
     body = (_frontier(ids, block, baseline, level) + "<h3>H1-H4 forest plots</h3>"
             + _forests(ids, block, level) + _block_tables(block, level))
-    return Section(block.anchor, block.title, body, block.nav)
+    return Section(block.anchor, block.title, body, block.nav, block.hint)
 
 
 def cef_summary(report: CefReport) -> str:
@@ -256,7 +293,8 @@ def cef_summary(report: CefReport) -> str:
                      '<span class="ok">quality_preserving_context_win</span>' if c.holds
                      else '<span class="bad">NO CLAIM</span>',
                      esc("; ".join(c.failed_strata) or "none")]
-                    for c in report.summary.claims],
+                    for c in by_condition(report.summary.claims, lambda c: c.condition,
+                                          report.methodology.baseline)],
                    caption="Claims over all strata")
     return heads + claims
 
@@ -268,11 +306,12 @@ def cef_sections(report: CefReport, ids: Ids, prefix: str = "") -> list[Section]
     out = [Section(f"{prefix}headline", "Headline and claims", cef_summary(report))]
     for block in _blocks(report):
         sec = _block(ids, block, m.baseline, level)
-        out.append(Section(prefix + sec.anchor, sec.title, sec.body, sec.nav))
+        out.append(Section(prefix + sec.anchor, sec.title, sec.body, sec.nav, sec.hint))
     failures = report.failures
     fail_rows = [("Failed trials (kept, with the preregistered failure scores)",
                   f"{failures.trials_failed}; by condition: "
-                  + esc(", ".join(f"{k} {v}" for k, v in failures.by_condition.items()))),
+                  + esc(", ".join(f"{k} {v}" for k, v in by_condition(
+                      failures.by_condition.items(), lambda kv: kv[0], m.baseline)))),
                  ("Recorded scores overridden by failure scores",
                   f"{failures.overridden_failure_scores.trials}"),
                  ("Pairs with a failure, credited zero reduction",

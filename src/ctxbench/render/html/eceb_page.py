@@ -10,7 +10,7 @@ from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import Series, budget_lines
 from ctxbench.render.html.svg import Ids, esc, num, svg_open
 
-__all__ = ["bps", "eceb_sections", "task_failures"]
+__all__ = ["bps", "eceb_sections", "eceb_verdict", "task_failures"]
 
 _GATE = {"pass": "pass", "fail": "FAIL", "not_applicable": "n/a"}
 _CSS = {"pass": "pass", "fail": "fail", "not_applicable": "na"}
@@ -148,7 +148,8 @@ def _lines(ids: Ids, view: Report) -> str:
             budgets=budgets, series=quality, y_label="min quality (milli)",
             y_fmt=lambda v: f"{v:g}",
             y_line=(task.floor_quality_milli, f"floor {task.floor_quality_milli}"),
-            mark=task.minimum_viable_budget), "minimum quality against the floor")
+            mark=task.minimum_viable_budget, y_domain=(0.0, 1000.0)),
+            "minimum quality against the floor")
         base = shown(task.baseline_input_tokens)
         pair += figure(budget_lines(
             ids, title=f"{task.task_id}: mean input tokens by budget",
@@ -182,6 +183,12 @@ def task_failures(task: Task) -> tuple[Failure, ...]:
     """Every failed assertion of a task: baseline and compiled, then naive_top_k."""
     naive = task.naive_top_k
     return task.failures + (naive.failures if naive is not None else ())
+
+
+def eceb_verdict(view: Report) -> str:
+    """The page's first line: the claim class reported and how many tasks qualified."""
+    return (f"Claim class {view.claim_class.reported}: {view.summary.qualified} of "
+            f"{view.summary.tasks} tasks qualified.")
 
 
 def eceb_sections(view: Report, ids: Ids, prefix: str = "") -> list[Section]:
@@ -250,7 +257,8 @@ def eceb_sections(view: Report, ids: Ids, prefix: str = "") -> list[Section]:
              + kv_table([(name, esc(", ".join(f"{k}={_v(v)}" for k, v in ident.items)))
                          for name, ident in view.identities.items()], caption="Identities"))
     return [
-        Section(f"{prefix}claim", "Claim class and corpus", claim + agg + not_run),
+        Section(f"{prefix}claim", "Claim class and corpus",
+                f'<p class="headline">{esc(eceb_verdict(view))}</p>' + claim + agg + not_run),
         Section(f"{prefix}grid", "Task x budget gates", "".join(grids)),
         Section(f"{prefix}budgets", "Quality and tokens against budget",
                 _lines(ids, view) + tasks),

@@ -2,7 +2,9 @@
 
 No script, no web font, no external URL: the page opens from ``file://`` without network
 access. Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
-deficiencies), with a dark variant (``prefers-color-scheme``) and a print variant.
+deficiencies), with a dark variant (``prefers-color-scheme``) and a print variant. Plots
+keep their drawn size on a narrow screen (a figure scrolls sideways rather than shrink its
+text below 11 px).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 from ctxbench.render.html.svg import esc
 
-__all__ = ["Section", "document", "figure", "kv_table", "table"]
+__all__ = ["Section", "document", "figure", "heading_hint", "kv_table", "notes_block", "table"]
 
 _CSS = """
 :root{--bg:#fff;--fg:#1a1a1a;--muted:#5b5b5b;--rule:#d0d0d0;--grid:#ececec;--panel:#f6f6f4;
@@ -57,7 +59,7 @@ svg .ci.hl{stroke:var(--hl)}svg .mk.pass{fill:var(--pass)}svg .mk.neutral{fill:v
 svg .mk.fail{fill:var(--bg);stroke:var(--fail);stroke-width:1.6}
 svg .x.fail{stroke:var(--fail);stroke-width:1.6}svg .mk.hl{fill:var(--hl);stroke:var(--fg)}
 svg .verdict.pass{fill:var(--pass);font-weight:600}svg .verdict.fail{fill:var(--fail);
-font-weight:700}svg .frontier{fill:none;stroke:var(--hl);stroke-width:2}
+font-weight:700}
 svg .line{fill:none;stroke-width:2}svg .line.alt{stroke:var(--alt);stroke-dasharray:4 2}
 svg .mk.alt{fill:var(--alt)}svg .line.other{stroke:var(--other)}svg .mk.other{fill:var(--other)}
 svg .bstar{fill:none;stroke:var(--hl);stroke-width:2}
@@ -70,7 +72,9 @@ details{margin:.4em 0}summary{cursor:pointer}
 footer{color:var(--muted);font-size:.85rem;border-top:1px solid var(--rule);margin-top:2em;
 padding-top:.6em;padding-bottom:2em}
 @media (max-width:700px){body{font-size:14px}.tasks{display:block}header,main,footer{padding:0 10px}
-h1{font-size:1.25rem}th,td{padding:.2em .35em}}
+h1{font-size:1.25rem}th,td{padding:.2em .35em}
+figure{display:block;min-width:0;overflow-x:auto}figcaption{display:block}
+svg.plot{max-width:none}}
 @media print{:root{--bg:#fff;--fg:#000;--muted:#333;--panel:#fff;--grid:#ddd}
 nav{display:none}a{color:#000;text-decoration:none}figure,table,.headline{break-inside:avoid}
 h2{break-after:avoid}.tablewrap{overflow:visible}body{font-size:11pt}}
@@ -83,6 +87,7 @@ class Section:
     title: str
     body: str
     nav: str = ""
+    hint: str = ""  # the full heading, as a tooltip, where ``title`` is shortened
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, caption: str = "",
@@ -109,15 +114,26 @@ def figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}\n<figcaption>{esc(caption)}</figcaption></figure>\n"
 
 
+def notes_block(notes: Sequence[str]) -> str:
+    """The report's notes, each a highlighted paragraph."""
+    return "".join(f'<p class="note" role="note">{esc(n)}</p>' for n in notes)
+
+
+def heading_hint(hint: str) -> str:
+    """The ``title`` attribute of a shortened heading (empty when it is not shortened)."""
+    return f' title="{esc(hint)}"' if hint else ""
+
+
 def document(*, title: str, subtitle: str, badges: Sequence[str], notes: Sequence[str],
              sections: Sequence[Section], footer: str) -> str:
     """The whole page: header with navigation, the sections, a footer naming the source."""
-    nav = "".join(f'<li><a href="#{s.anchor}">{esc(s.nav or s.title)}</a></li>'
-                  for s in sections)
+    nav = "".join(f'<li><a href="#{s.anchor}"{heading_hint(s.hint)}>'
+                  f"{esc(s.nav or s.title)}</a></li>" for s in sections)
     badge = "".join(f'<span class="badge">{esc(b)}</span>' for b in badges)
-    note = "".join(f'<p class="note" role="note">{esc(n)}</p>' for n in notes)
+    note = notes_block(notes)
     body = "".join(f'<section id="{s.anchor}" aria-labelledby="{s.anchor}-h">\n'
-                   f'<h2 id="{s.anchor}-h">{esc(s.title)}</h2>\n{s.body}</section>\n'
+                   f'<h2 id="{s.anchor}-h"{heading_hint(s.hint)}>{esc(s.title)}</h2>\n'
+                   f"{s.body}</section>\n"
                    for s in sections)
     return (
         "<!DOCTYPE html>\n"

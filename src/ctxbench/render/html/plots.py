@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ctxbench.render.html.svg import Frame, Ids, Scale, esc, num, svg_open
+from ctxbench.render.html.svg import Domain, Frame, Ids, Scale, esc, num, svg_open
 
 __all__ = ["ForestRow", "ScatterPoint", "Series", "budget_lines", "forest", "scatter"]
 
@@ -39,15 +39,18 @@ def _marker(x: float, y: float, passed: bool | None, r: float = 4.5) -> str:
 
 
 def forest(ids: Ids, *, title: str, desc: str, rows: Sequence[ForestRow],
-           threshold: float | None, threshold_label: str, axis_label: str, fmt: Fmt) -> str:
-    """Intervals as horizontal bars with their estimates, a dashed margin line, pass/fail."""
+           threshold: float | None, threshold_label: str, axis_label: str, fmt: Fmt,
+           domain: Domain = (None, None)) -> str:
+    """Intervals as horizontal bars with their estimates, a dashed margin line, pass/fail;
+    the axis is clipped to ``domain``."""
     row_h, top, width = 26, 26, 520
     height = top + row_h * len(rows) + 44
     left, right = 150.0, 455.0
     values = [v for r in rows for v in (r.estimate, r.low, r.high) if v is not None]
     values += [0.0] + ([threshold] if threshold is not None else [])
     values += [r.threshold for r in rows if r.threshold is not None]
-    frame = Frame(Scale.fit(values, left, right), Scale(0, 1, 0, 1), left, top - 8, right,
+    frame = Frame(Scale.fit(values, left, right, domain=domain), Scale(0, 1, 0, 1), left,
+                  top - 8, right,
                   top + row_h * len(rows))
     head, tail = svg_open(ids, width, height, title, desc)
     parts = [head, frame.x_axis(axis_label, fmt)]
@@ -97,10 +100,12 @@ class ScatterPoint:
 
 
 def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
-            x_label: str, y_label: str, x_fmt: Fmt, y_fmt: Fmt, connect_highlighted: bool,
+            x_label: str, y_label: str, x_fmt: Fmt, y_fmt: Fmt,
             x_line: tuple[float, str] | None = None,
-            y_line: tuple[float, str] | None = None) -> str:
-    """Points with optional interval whiskers; highlighted points joined left to right."""
+            y_line: tuple[float, str] | None = None,
+            x_domain: Domain = (None, None), y_domain: Domain = (None, None)) -> str:
+    """Points with optional interval whiskers; highlighted points drawn as diamonds and
+    never joined (a frontier over more objectives than the two axes would zigzag)."""
     width, height = 580, 360
     left, right, top, bottom = 62.0, 560.0, 20.0, 310.0
     xs = [v for p in points for v in (p.x, p.x_low, p.x_high) if v is not None]
@@ -109,8 +114,8 @@ def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
         xs.append(x_line[0])
     if y_line is not None:
         ys.append(y_line[0])
-    frame = Frame(Scale.fit(xs, left, right), Scale.fit(ys, bottom, top), left, top, right,
-                  bottom)
+    frame = Frame(Scale.fit(xs, left, right, domain=x_domain),
+                  Scale.fit(ys, bottom, top, domain=y_domain), left, top, right, bottom)
     head, tail = svg_open(ids, width, height, title, desc)
     parts = [head, frame.x_axis(x_label, x_fmt), frame.y_axis(y_label, y_fmt)]
     if x_line is not None:
@@ -124,11 +129,6 @@ def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
                      f'y2="{ly}"/><text class="note" x="{num(right - 4)}" '
                      f'y="{num(frame.y(y_line[0]) - 5)}" text-anchor="end">'
                      f'{esc(y_line[1])}</text>')
-    if connect_highlighted:
-        chosen = sorted((p for p in points if p.highlight), key=lambda p: (p.x, p.y))
-        if len(chosen) > 1:
-            path = " ".join(f"{num(frame.x(p.x))},{num(frame.y(p.y))}" for p in chosen)
-            parts.append(f'<polyline class="frontier" points="{path}"/>')
     for p in points:
         px, py = frame.x(p.x), frame.y(p.y)
         cls = "hl" if p.highlight else "neutral"
@@ -148,7 +148,8 @@ def scatter(ids: Ids, *, title: str, desc: str, points: Sequence[ScatterPoint],
     keyed = _labels(parts, [(frame.x(p.x), frame.y(p.y), p.label) for p in points],
                     (left, top, right, bottom))
     if keyed:
-        # Points whose names would collide are numbered, and the numbers keyed below.
+        # Points whose names would collide are numbered, and the numbers keyed below;
+        # every number keyed is drawn beside its point.
         lines, line = [], ""
         for n, label in keyed:
             item = f"{n} = {label}"
@@ -182,23 +183,39 @@ def _labels(parts: list[str], points: Sequence[tuple[float, float, str]],
         return all(x0 + w + 10 < a or x0 > c + 10 or y0 + 2 < b or y0 - text_h > d + 2
                    for a, b, c, d in placed)
 
+    def spots(px: float, py: float, w: float) -> list[tuple[float, float]]:
+        return [(px + 7, py - 6), (px + 7, py + 14), (px - 7 - w, py - 6),
+                (px - 7 - w, py + 14), (px - w / 2, py - 10), (px - w / 2, py + 19)]
+
+    def put(x: float, y: float, w: float, text: str) -> None:
+        placed.append((x, y - text_h, x + w, y))
+        parts.append(f'<text class="ptlabel" x="{num(x)}" y="{num(y)}">{esc(text)}</text>')
+
     order = sorted(range(len(points)), key=lambda k: (points[k][0], points[k][1]))
     for k in order:
         px, py, name = points[k]
-        for text in (_clip(name, 28), str(k + 1)):
-            w = char_w * len(text)
-            spots = [(px + 7, py - 6), (px + 7, py + 14), (px - 7 - w, py - 6),
-                     (px - 7 - w, py + 14), (px - w / 2, py - 10), (px - w / 2, py + 19)]
-            spot = next(((x, y) for x, y in spots if free(x, y, w)), None)
-            if spot is not None:
-                placed.append((spot[0], spot[1] - text_h, spot[0] + w, spot[1]))
-                parts.append(f'<text class="ptlabel" x="{num(spot[0])}" y="{num(spot[1])}">'
-                             f"{esc(text)}</text>")
-                if text != name and text == str(k + 1):
-                    keyed.append((k + 1, name))
-                break
-        else:
-            keyed.append((k + 1, name))
+        label, number = _clip(name, 28), str(k + 1)
+        w = char_w * len(label)
+        spot = next(((x, y) for x, y in spots(px, py, w) if free(x, y, w)), None)
+        if spot is not None:
+            put(spot[0], spot[1], w, label)
+            continue
+        # No free place for the name: its number, in a free place if one is left, else
+        # in the first place inside the plot (beside its point, over other text), so
+        # that the key never names a number that is not drawn.
+        w = char_w * len(number)
+        # A number is short: look further out, on rings around the point, before giving up.
+        candidates = spots(px, py, w) + [
+            (px + dx * r - w / 2, py + dy * r + 4) for r in (16.0, 26.0, 36.0)
+            for dx, dy in ((0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0),
+                           (-1, -1))]
+        spot = next(((x, y) for x, y in candidates if free(x, y, w)), None)
+        if spot is None:
+            inside = [(x, y) for x, y in candidates if box[0] <= x and x + w <= box[2] + 15
+                      and box[1] - 12 <= y - text_h and y <= box[3]]
+            spot = (inside or candidates)[0]
+        put(spot[0], spot[1], w, number)
+        keyed.append((k + 1, name))
     return sorted(keyed)
 
 
@@ -211,7 +228,8 @@ class Series:
 
 def budget_lines(ids: Ids, *, title: str, desc: str, budgets: Sequence[int],
                  series: Sequence[Series], y_label: str, y_fmt: Fmt,
-                 y_line: tuple[float, str] | None, mark: int | None) -> str:
+                 y_line: tuple[float, str] | None, mark: int | None,
+                 y_domain: Domain = (None, None)) -> str:
     """Values at each budget of a ladder (categorical x), a reference line, B* ringed."""
     width, height = 285, 190
     left, right, top, bottom = 52.0, 275.0, 22.0, 150.0
@@ -222,7 +240,8 @@ def budget_lines(ids: Ids, *, title: str, desc: str, budgets: Sequence[int],
         ys = [0.0, 1.0]
     step = (right - left) / max(len(budgets), 1)
     xs = [left + step * (k + 0.5) for k in range(len(budgets))]
-    frame = Frame(Scale(0, 1, left, right), Scale.fit(ys, bottom, top), left, top, right,
+    frame = Frame(Scale(0, 1, left, right), Scale.fit(ys, bottom, top, domain=y_domain),
+                  left, top, right,
                   bottom)
     head, tail = svg_open(ids, width, height, title, desc)
     parts = [head, frame.y_axis(y_label, y_fmt),

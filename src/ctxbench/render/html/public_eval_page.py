@@ -192,7 +192,7 @@ def _quality(report: PublicEvalReport, ids: Ids, level: str) -> str:
                             "preregistered margin",
                  desc=desc, rows=rows, threshold=margin,
                  threshold_label=f"margin {margin:g} pp", axis_label="resolve-rate delta (pp)",
-                 fmt=lambda v: f"{v:g}")
+                 fmt=lambda v: f"{v:g}", domain=(-100.0, 100.0))
     fig = figure(svg, f"Non-inferior when the lower bound of the gating interval is at or "
                       f"above the dashed margin ({q.non_inferiority_gate}); only the first "
                       "row gates.")
@@ -265,7 +265,8 @@ def _false_stops(report: PublicEvalReport, ids: Ids, level: str) -> str:
     svg = forest(ids, title=f"Share of reviewed stops judged false, with its {level} "
                             "interval and the maximum rate", desc=desc, rows=[row],
                  threshold=100 * fs.max_rate, threshold_label=f"maximum {100 * fs.max_rate:g}%",
-                 axis_label="false stops (% of reviewed stops)", fmt=lambda v: f"{v:g}%")
+                 axis_label="false stops (% of reviewed stops)", fmt=lambda v: f"{v:g}%",
+                 domain=(0.0, 100.0))
     numbers = kv_table([
         ("Reviewed stops (treatment)", str(fs.reviewed_stops)),
         ("Judged false", str(fs.false_stops)),
@@ -292,7 +293,8 @@ def _savings(report: PublicEvalReport, ids: Ids, level: str) -> str:
     svg = forest(ids, title=f"Savings with {level} studentized intervals (percent of the "
                             "baseline)", desc=desc, rows=rows,
                  threshold=minimum, threshold_label=f"minimum {minimum:g}%",
-                 axis_label="percent saved (treatment vs baseline)", fmt=lambda v: f"{v:g}%")
+                 axis_label="percent saved (treatment vs baseline)", fmt=lambda v: f"{v:g}%",
+                 domain=(None, 100.0))
     tokens = report.savings.tokens
     if tokens is not None and tokens.basis == "net":
         basis = ("Headline savings are net: the agent's total plus the intervention's own "

@@ -19,11 +19,12 @@ from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.eceb.report import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
-from ctxbench.render.html.eceb_page import bps, eceb_sections
-from ctxbench.render.html.page import Section, document, kv_table, table
+from ctxbench.render.html.eceb_page import bps, eceb_sections, eceb_verdict
+from ctxbench.render.html.page import Section, document, heading_hint, kv_table, notes_block, table
 from ctxbench.render.html.public_eval_page import public_eval_sections
 from ctxbench.render.html.sources import KINDS, Source, load_source
 from ctxbench.render.html.svg import Ids, esc
+from ctxbench.render.order import by_condition
 
 __all__ = ["render_html", "write_html"]
 
@@ -82,20 +83,22 @@ def _files(source: Source, out: Path) -> str:
 
 def _source_sections(source: Source, views: list[tuple[str, View]], ids: Ids, out: Path,
                      prefix: str) -> list[Section]:
+    """The reports' sections, verdicts first; a run's manifest and files after them."""
     out_sections = []
-    if source.is_run:
-        body = (kv_table(_manifest(source.manifest), caption="Manifest")
-                if source.manifest is not None else "<p>This directory has no manifest.json."
-                                                    "</p>")
-        out_sections.append(Section(f"{prefix}run", "Run", body + _files(source, out)))
     many = len(views) > 1
     for kind, view in views:
         inner = f"{prefix}{kind}-" if many else prefix
         secs = _sections(view, ids, inner)
         if many:
             secs = [Section(s.anchor, f"{KINDS[kind]}: {s.title}", s.body,
-                            f"{_SHORT[kind]}: {s.nav or s.title}") for s in secs]
+                            f"{_SHORT[kind]}: {s.nav or s.title}",
+                            s.hint and f"{KINDS[kind]}: {s.hint}") for s in secs]
         out_sections += secs
+    if source.is_run:
+        body = (kv_table(_manifest(source.manifest), caption="Manifest")
+                if source.manifest is not None else "<p>This directory has no manifest.json."
+                                                    "</p>")
+        out_sections.append(Section(f"{prefix}run", "Run", body + _files(source, out)))
     return out_sections
 
 
@@ -109,10 +112,11 @@ def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, s
         if isinstance(view, CefReport):
             rows.append(("CEF claim class", view.claim_class.class_))
             rows.append(("CEF headline", " ".join(view.headlines) or "none"))
-            for claim in view.summary.claims:
+            base = view.methodology.baseline
+            for claim in by_condition(view.summary.claims, lambda c: c.condition, base):
                 rows.append((f"CEF claim {claim.condition}",
                              "holds" if claim.holds else "NO CLAIM"))
-            for comp in view.aggregate.comparisons:
+            for comp in by_condition(view.aggregate.comparisons, lambda c: c.condition, base):
                 red = comp.context_reduction
                 if red.estimate is not None:
                     rows.append((f"CEF context reduction {comp.condition}",
@@ -131,6 +135,19 @@ def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, s
     return rows
 
 
+def _verdict(view: View) -> str:
+    """One input's verdict in a line, as its own page's first block words it."""
+    if isinstance(view, CefReport):
+        if view.headlines:
+            return " ".join(view.headlines)
+        if view.claim_class.class_ == "conformance_fixture":
+            return "CEF: no headline (a conformance fixture cannot support a product claim)."
+        return "CEF: no headline (no claimed condition holds a quality-preserving context win)."
+    if isinstance(view, PublicEvalReport):
+        return f"public-eval status: {view.status}."
+    return f"ECEB: {eceb_verdict(view)}"
+
+
 def _title(source: Source, views: list[tuple[str, View]]) -> str:
     if source.is_run:
         return f"ctxbench run: {source.path.name or source.path}"
@@ -142,19 +159,23 @@ def _title(source: Source, views: list[tuple[str, View]]) -> str:
     return f"Public-eval comparison: {view.treatment.name} vs {view.baseline.name}"
 
 
+def _notes(views: list[tuple[str, View]]) -> list[str]:
+    """One input's notes, each once, in the order its reports give them."""
+    return list(dict.fromkeys(n for _, v in views for n in (v.notes or ())))
+
+
 def render_html(paths: Sequence[Path], out: Path) -> str:
     """The page for ``paths`` (report files or run directories), to be written at ``out``."""
     sources = [load_source(p) for p in paths]
     loaded = [(s, [(kind, _read(kind, doc)) for kind, doc in s.reports]) for s in sources]
     ids = Ids()
-    notes = list(dict.fromkeys(n for _, views in loaded for _, v in views
-                               for n in (v.notes or ())))
     inputs = ", ".join(p.as_posix() for p in paths)
     footer = (f"Rendered by ctxbench from {esc(inputs)}. Every number on this page is read "
               "from the report JSON; the page loads nothing from the network.")
     if len(loaded) == 1:
         source, views = loaded[0]
         badges = [KINDS[k] for k, _ in views]
+        notes = _notes(views)
         return document(title=_title(source, views), subtitle=esc(source.path.as_posix()),
                         badges=badges, notes=notes,
                         sections=_source_sections(source, views, ids, out, ""), footer=footer)
@@ -166,15 +187,21 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
     grid = [[esc(label)] + [esc(dict(rows).get(label, "\u2014")) for rows in summaries]
             for label in labels]
     links = "".join(f'<li><a href="#r{k + 1}-top">{esc(c)}</a></li>' for k, c in enumerate(cols))
-    sections = [Section("compare", "Side by side", table(["", *cols], grid) + f"<ul>{links}</ul>")]
+    # Every input's verdict first, so that the page opens on them; the details follow.
+    verdicts = "".join(f'<p class="headline">{esc(cols[k])}: {esc(_verdict(v))}</p>'
+                       for k, (_, views) in enumerate(loaded) for _, v in views)
+    sections = [Section("compare", "Side by side",
+                        verdicts + table(["", *cols], grid) + f"<ul>{links}</ul>")]
     for k, (source, views) in enumerate(loaded):
         prefix = f"r{k + 1}-"
         secs = _source_sections(source, views, ids, out, prefix)
-        body = "".join(f'<section id="{s.anchor}"><h3>{esc(s.title)}</h3>{s.body}</section>'
-                       for s in secs)
+        # Each input's notes stay with that input, never the whole page's banner.
+        body = notes_block(_notes(views)) + "".join(
+            f'<section id="{s.anchor}"><h3{heading_hint(s.hint)}>{esc(s.title)}</h3>'
+            f"{s.body}</section>" for s in secs)
         sections.append(Section(f"{prefix}top", f"{k + 1}. {_title(source, views)}", body))
     return document(title=f"ctxbench: {len(loaded)} reports side by side", subtitle=esc(inputs),
-                    badges=sorted({KINDS[k] for _, v in loaded for k, _ in v}), notes=notes,
+                    badges=sorted({KINDS[k] for _, v in loaded for k, _ in v}), notes=[],
                     sections=sections, footer=footer)
 
 

@@ -12,7 +12,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Frame", "Ids", "Scale", "esc", "num", "svg_open"]
+__all__ = ["Domain", "Frame", "Ids", "Scale", "esc", "num", "svg_open"]
+
+Domain = tuple[float | None, float | None]
+"""The least and greatest value a plotted quantity can take (``None``: unbounded)."""
 
 
 def esc(text: str) -> str:
@@ -50,8 +53,10 @@ class Scale:
 
     @staticmethod
     def fit(values: Sequence[float], start: float, end: float, *,
-            pad: float = 0.05) -> Scale:
-        """A scale covering ``values`` with a small margin, widened to round ticks."""
+            pad: float = 0.05, domain: Domain = (None, None)) -> Scale:
+        """A scale covering ``values`` with a small margin, widened to round ticks and
+        clipped to ``domain`` (the values the quantity can take: a reduction is at most
+        100%, a score lies in [0, 1]), so an axis never runs past what can happen."""
         lo, hi = min(values), max(values)
         if hi == lo:
             lo, hi = lo - (abs(lo) or 1.0) * 0.1, hi + (abs(hi) or 1.0) * 0.1
@@ -59,7 +64,13 @@ class Scale:
         # Counts and shares that cannot be negative keep their axis at or above zero.
         lo, hi = (lo - span * pad if lo < 0 or lo - span * pad >= 0 else 0.0), hi + span * pad
         step = _step(lo, hi)
-        return Scale(math.floor(lo / step) * step, math.ceil(hi / step) * step, start, end)
+        lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+        floor, ceiling = domain
+        if floor is not None and lo < floor < hi:
+            lo = floor
+        if ceiling is not None and lo < ceiling < hi:
+            hi = ceiling
+        return Scale(lo, hi, start, end)
 
     def __call__(self, value: float) -> float:
         return float(self.start + (value - self.lo) / (self.hi - self.lo)
