@@ -10,7 +10,8 @@ docs/compiler.md).
 
 It builds the corpora of benchmarks/devsets (copied from the pinned installed packages,
 SHA-256 checked), runs ``ctxbench compile evaluate``'s library function on each with
-``compiled``, ``naive_top_k`` and ``chunk_bm25``, and prints, per corpus and per set, the
+``compiled``, ``naive_top_k``, the shipped ``chunk-bm25`` and the ``langchain-bm25`` peer
+(named ``chunk_bm25`` in results recorded before issue 27), and prints, per corpus and per set, the
 share of tasks whose packet holds every evidence marker at each budget, with required-
 artifact recall, header share, over-budget packets and restricted bytes.
 """
@@ -31,7 +32,7 @@ from devset import CORPORA, SPECS, build
 
 from ctxbench.compiler.evaluation import evaluate
 
-STRATEGIES = ("compiled", "naive_top_k", "chunk_bm25")
+STRATEGIES = ("compiled", "naive_top_k", "chunk-bm25", "langchain-bm25")
 
 
 def main() -> None:

@@ -82,5 +82,5 @@ def test_compile_evaluate_refuses_a_strategy_that_is_not_installed(
     assert code == 2
     assert capsys.readouterr().err.strip() == (
         "ctxbench: error: strategy: expected one of compiled, naive_top_k, "
-        "full_permitted_context, chunk_bm25, an installed strategy or external:SPEC, got "
+        "full_permitted_context, langchain-bm25, an installed strategy or external:SPEC, got "
         "'no-such-packer'")

@@ -9,7 +9,10 @@ import pytest
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
-from ctxbench.compiler.evaluation import evaluate
+from ctxbench.compiler import Policy, compile_context
+from ctxbench.compiler.api import benchmark_index
+from ctxbench.compiler.evaluation import PEER, evaluate
+from ctxbench.core import InputError
 from ctxbench.protocols.eceb import seed_paths
 from ctxbench.schemas import validator
 
@@ -35,7 +38,7 @@ def test_evaluate_reports_answer_presence_and_validates(tmp_path: Path) -> None:
     bench = _with_markers(tmp_path)
     corpus = str(seed_paths().corpus)
     report = evaluate(bench, corpus, strategies=("compiled", "naive_top_k",
-                                                  "full_permitted_context", "chunk_bm25"))
+                                                  "full_permitted_context", "langchain-bm25"))
     doc = report.to_json()
     assert not list(validator("ctxbench.compile-evaluation.v1").iter_errors(doc))
     full = [r for r in report.rows if r.strategy == "full_permitted_context"]
@@ -47,7 +50,7 @@ def test_evaluate_reports_answer_presence_and_validates(tmp_path: Path) -> None:
     compiled = [r for r in report.rows if r.strategy == "compiled"]
     assert compiled[-1].answer_present  # the largest budget holds the marker
     assert {s["strategy"] for s in doc["summary"]} == {
-        "compiled", "naive_top_k", "full_permitted_context", "chunk_bm25"}
+        "compiled", "naive_top_k", "full_permitted_context", "langchain-bm25"}
 
 
 def test_evaluate_cli_writes_the_report_and_rejects_unknown_strategies(
@@ -119,3 +122,24 @@ def test_batch_compiles_several_tasks_and_budgets_in_one_call(
     bad = run_guarded(cli, ["compile", "batch", str(paths.benchmark), "--corpus",
                             str(paths.corpus), "--task", "nope", "--output-dir", str(out)])
     assert bad == 2
+
+
+def test_the_chunk_bm25_peer_is_the_shipped_strategy(tmp_path: Path) -> None:
+    bench = _with_markers(tmp_path)
+    corpus = seed_paths().corpus
+    report = evaluate(bench, corpus, strategies=(PEER,))
+    benchmark, index = benchmark_index(bench, corpus)
+    task = benchmark.tasks[0]
+    assert PEER == "chunk-bm25"
+    for row in report.rows:
+        packet = compile_context(index, query=task.query, budget=row.budget,
+                                 policy=Policy.from_task(task), strategy="chunk-bm25")
+        assert (row.tokens, row.answer_present) == (
+            packet.token_count, all(m in packet.text for m in task.evidence_markers))
+
+
+def test_the_retired_peer_name_is_refused_with_both_names(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"^strategy: expected chunk-bm25 \(the shipped "
+                       r"chunk-BM25 strategy\) or langchain-bm25 \(langchain chunks \+ "
+                       r"rank_bm25\), got 'chunk_bm25'$"):
+        evaluate(_with_markers(tmp_path), seed_paths().corpus, strategies=("chunk_bm25",))

@@ -27,7 +27,7 @@ def _report() -> EvaluationReport:
     paths = seed_paths()
     return evaluate(paths.benchmark, paths.corpus,
                     strategies=("compiled", "naive_top_k", "full_permitted_context",
-                                "chunk_bm25"))
+                                "langchain-bm25"))
 
 
 def _read(doc: Any) -> EvaluationReport:

@@ -152,7 +152,7 @@ def verify_trials(trials: str, commits: str | None) -> None:
 @click.option("--strategy", "strategies", multiple=True,
               help="Any installed strategy (ctxbench strategies: compiled, naive_top_k, "
                    "full_permitted_context, truncate-head, truncate-tail, middle-out, "
-                   "chunk-bm25, entroly, plugins), the chunk_bm25 peer or external:SPEC "
+                   "chunk-bm25, entroly, plugins), the langchain-bm25 peer or external:SPEC "
                    "(repeat; default: compiled, naive_top_k, full_permitted_context).")
 @click.option("--tokenizer", default="cl100k_base", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the JSON report here.")
@@ -163,7 +163,7 @@ def evaluate_command(benchmark: str, corpus: str, strategies: tuple[str, ...], t
     \b
     Example:
       ctxbench compile evaluate B.json --corpus corpus/ --strategy compiled \\
-          --strategy entroly --strategy naive_top_k --strategy chunk_bm25 --output eval.json
+          --strategy entroly --strategy naive_top_k --strategy chunk-bm25 --output eval.json
     """
     from ctxbench.compiler.evaluation import evaluate, render_evaluation
     from ctxbench.core import atomic_write_json

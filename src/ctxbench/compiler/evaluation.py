@@ -7,10 +7,15 @@ packet text), required-artifact recall, tokens, the share of tokens that are exc
 headers and separators, whether the budget was exceeded, the bytes of restricted
 (denied or disallowed) artifacts in the packet, and the compile latency.
 
-Strategies: the built-in ``compiled``, ``naive_top_k`` and ``full_permitted_context``
-(compiled once per task, without a budget, and judged against each budget), the
-``chunk_bm25`` peer (:mod:`ctxbench.compiler.peer`), and ``external:SPEC`` for any other
-system (``module:function`` or a command line, as ``ctxbench compile --external``).
+Strategies: any installed strategy (``compiled``, ``naive_top_k``,
+``full_permitted_context`` -- compiled once per task, without a budget, and judged against
+each budget --, the shipped baselines ``chunk-bm25``, ``truncate-*``, ``middle-out``,
+``entroly``, plugins), the ``langchain-bm25`` peer (:mod:`ctxbench.compiler.peer`, langchain
+chunks ranked by ``rank_bm25``), and ``external:SPEC`` for any other system
+(``module:function`` or a command line, as ``ctxbench compile --external``). Each system
+has one name: the chunk-BM25 peer is the shipped ``chunk-bm25`` strategy, the very packets
+``ctxbench compile --strategy chunk-bm25`` sends (the name ``chunk_bm25`` is refused with a
+pointer to both, as it named the langchain peer in reports before).
 """
 
 from __future__ import annotations
@@ -35,10 +40,15 @@ from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import STRATEGIES, CompiledContext, compile_context
 from ctxbench.core import InputError
 
-__all__ = ["EVALUATION_SCHEMA", "PEER", "EvaluationReport", "EvaluationRow", "evaluate",
-           "render_evaluation", "summarize"]
+__all__ = ["EVALUATION_SCHEMA", "LANGCHAIN_PEER", "PEER", "EvaluationReport", "EvaluationRow",
+           "evaluate", "render_evaluation", "summarize"]
 
-PEER = "chunk_bm25"
+#: The chunk-BM25 peer: the shipped strategy (ctxbench.compiler.baselines.CHUNK_BM25).
+PEER = "chunk-bm25"
+#: The langchain chunks + rank_bm25 peer (ctxbench.compiler.peer), evaluation only.
+LANGCHAIN_PEER = "langchain-bm25"
+# The name the langchain peer had in reports before chunk-bm25 became the one chunk peer.
+_RETIRED = "chunk_bm25"
 
 
 def summarize(rows: Sequence[EvaluationRow], strategies: Sequence[str],
@@ -71,14 +81,19 @@ def _check_strategies(strategies: tuple[str, ...]) -> None:
         raise InputError("strategy: expected at least one strategy")
     installed: set[str] | None = None
     for name in strategies:
-        if name in (*STRATEGIES, PEER) or name.startswith("external:"):
+        if name == _RETIRED:
+            raise InputError(f"strategy: expected {PEER} (the shipped chunk-BM25 strategy) "
+                             f"or {LANGCHAIN_PEER} (langchain chunks + rank_bm25), got "
+                             f"{name!r}")
+        if name in (*STRATEGIES, LANGCHAIN_PEER) or name.startswith("external:"):
             continue
         if installed is None:  # plugins and the baselines (entroly, truncate-head, ...)
             from ctxbench.compiler.discovery import installed_strategies
 
             installed = {s.name for s in installed_strategies()}
         if name not in installed:
-            raise InputError(f"strategy: expected one of {', '.join((*STRATEGIES, PEER))}, "
+            raise InputError(f"strategy: expected one of "
+                             f"{', '.join((*STRATEGIES, LANGCHAIN_PEER))}, "
                              f"an installed strategy or external:SPEC, got {name!r}")
 
 
@@ -120,7 +135,7 @@ def evaluate(
             budgets.add(budget)
             for strategy in strategies:
                 started = time.perf_counter()
-                if strategy == PEER:
+                if strategy == LANGCHAIN_PEER:
                     peer = peers.get(policy.digest())
                     if peer is None:
                         peer = peers[policy.digest()] = PeerIndex(index, policy)

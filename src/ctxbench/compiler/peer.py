@@ -1,4 +1,7 @@
-"""The chunk-BM25 peer: a plain retrieval packer to compare the compiler against.
+"""The langchain-BM25 peer: a plain retrieval packer to compare the compiler against.
+
+Its name in ``ctxbench compile evaluate`` is ``langchain-bm25`` (the chunk-BM25 peer is the
+shipped ``chunk-bm25`` strategy, :mod:`ctxbench.compiler.baselines`).
 
 The permitted files are split by ``langchain-text-splitters``'
 ``RecursiveCharacterTextSplitter`` into chunks of at most ``PEER_CHUNK_TOKENS`` tokens
@@ -44,7 +47,7 @@ class PeerIndex:
             from rank_bm25 import BM25Okapi
         except ImportError as exc:
             raise RuntimeFailure(
-                "strategy chunk_bm25: langchain-text-splitters and rank-bm25 are not "
+                "strategy langchain-bm25: langchain-text-splitters and rank-bm25 are not "
                 "installed; install them with: pip install 'ctxbench[dev]'"
             ) from exc
         self._index = index
