@@ -1,10 +1,13 @@
 """Benchmark the context compiler: index build on ~100 MB, compile latency on 10,000 chunks.
 
 Run: .venv/bin/python benchmarks/bench_compiler.py [--mb 100] [--queries 300] [--no-build]
+     .venv/bin/python benchmarks/bench_compiler.py --strategies [--sets dev] [--corpora A,B]
 
 It generates a synthetic enterprise-shaped corpus (Markdown runbooks, Python modules,
 JSON specs, YAML configs, chat logs) from a fixed seed in a temporary directory, then
-prints the figures recorded in benchmarks/RESULTS.md.
+prints the figures recorded in benchmarks/RESULTS.md. ``--strategies`` instead prints a
+per-strategy latency table (p50 / p99 per packet, every task at every ladder budget, each
+policy's caches warmed by one packet first) on the dev corpora of benchmarks/devsets.
 """
 
 from __future__ import annotations
@@ -148,12 +151,64 @@ def bench_compile(queries: int) -> None:
                   f"(first query, cold caches: {times[0]:.1f} ms)")
 
 
+LATENCY_STRATEGIES = ("compiled", "naive_top_k", "truncate-head", "truncate-tail",
+                      "middle-out", "chunk-bm25")
+
+
+def bench_strategies(sets: set[str], corpora: set[str] | None) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "devsets"))
+    from devset import SPECS, build
+
+    from ctxbench.compiler.api import benchmark_index
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("CTXBENCH_CACHE_DIR", str(Path(tmp) / "cache"))
+        names = sorted(json.loads(p.read_text(encoding="utf-8"))["corpus"]
+                       for p in SPECS.glob("*.json")
+                       if json.loads(p.read_text(encoding="utf-8"))["set"] in sets)
+        names = [n for n in names if corpora is None or n in corpora]
+        build(Path(tmp), names)
+        times: dict[str, list[float]] = {s: [] for s in LATENCY_STRATEGIES}
+        for name in names:
+            root = Path(tmp) / name
+            benchmark, index = benchmark_index(root / "benchmark.json", root / "corpus")
+            for strategy in LATENCY_STRATEGIES:
+                warmed: set[str] = set()
+                for task in benchmark.tasks:
+                    policy = Policy.from_task(task)
+                    if policy.digest() not in warmed:  # the index cached, as a second call
+                        warmed.add(policy.digest())
+                        compile_context(index, query=task.query, budget=256, policy=policy,
+                                        strategy=strategy)
+                    for budget in task.budget_ladder:
+                        t0 = time.perf_counter()
+                        compile_context(index, query=task.query, budget=budget,
+                                        policy=policy, strategy=strategy)
+                        times[strategy].append((time.perf_counter() - t0) * 1000)
+        print(f"per-strategy latency, {', '.join(names)} ({os.cpu_count()} CPUs):")
+        print("| strategy | packets | p50 ms | p99 ms |")
+        print("|---|---:|---:|---:|")
+        for strategy, got in times.items():
+            p50, p99 = np.percentile(got, [50, 99])
+            print(f"| {strategy} | {len(got)} | {p50:.1f} | {p99:.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--no-build", action="store_true", help="skip the ~100 MB build")
+    parser.add_argument("--strategies", action="store_true",
+                        help="the per-strategy latency table on the dev corpora")
+    parser.add_argument("--sets", default="dev")
+    parser.add_argument("--corpora", help="only these corpora (comma-separated)")
     args = parser.parse_args()
+    if args.strategies:
+        bench_strategies(set(args.sets.split(",")),
+                         set(args.corpora.split(",")) if args.corpora else None)
+        return
     bench_compile(args.queries)
     if not args.no_build:
         bench_build(args.mb)

@@ -16,17 +16,26 @@
   skipped; the next may).
 
 Every packet is rendered with the current fixed template (``RENDER_TEMPLATE``) and fits the
-budget by an exact count with the declared tokenizer.
+budget by an exact count with the declared tokenizer. What does not depend on the query is
+built once per index, policy and tokenizer and kept (:class:`_PerPolicy`): the lines of the
+permitted context with their token counts, the chunks with theirs, the BM25 index. A
+truncation finds its cut by binary search on prefix sums of the line counts (plus each
+file's header) and then settles it with exact counts of whole packets near that cut, so a
+packet costs a few counts of about its own size, not of the whole context.
 """
 
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
+import numpy as np
+
 from ctxbench.compiler.plugins import Selected, StrategyRequest, StrategyResult
-from ctxbench.compiler.render import Excerpt, merge_ranges, render_excerpt
+from ctxbench.compiler.render import Excerpt, excerpt_header, merge_ranges, render_excerpt
 from ctxbench.compiler.selection import Selection, select_compiled, select_full, select_naive
 
 __all__ = [
@@ -45,6 +54,8 @@ CHUNK_BYTES = 1000
 Line = tuple[int, int, int]  # (artifact position, start, end)
 # An excerpt header alone costs more than this, so with less room left nothing else fits.
 _MIN_EXCERPT_TOKENS = 12
+# A chunk's tokens inside an excerpt may be a few fewer than alone (merges across the join).
+_SLACK_TOKENS = 4
 
 
 def _result(selection: Selection) -> StrategyResult:
@@ -78,6 +89,65 @@ class _Compiler:
                               _budget(request, self.name)))
 
 
+class _PerPolicy:
+    """Values built once per (index, policy, tokenizer), the last 16 kept; the index object
+    is held so an id is never reused for another corpus while the entry lives."""
+
+    def __init__(self, build: Callable[[StrategyRequest], Any]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._cache: dict[tuple[int, str, str], tuple[Any, Any]] = {}
+
+    def get(self, request: StrategyRequest) -> Any:
+        key = (id(request.index), request.policy.digest(), request.tokenizer.id)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None and hit[0] is request.index:
+                return hit[1]
+        value = self._build(request)
+        with self._lock:
+            if len(self._cache) >= 16:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = (request.index, value)
+        return value
+
+
+class _LineTable:
+    """The lines of the full permitted context in packet order, with prefix sums of an
+    estimate of their cost: each line's tokens, plus its file's path header and blank
+    line on the file's first line (``head``) or its last (``tail``)."""
+
+    __slots__ = ("head", "lines", "tail")
+
+    def __init__(self, request: StrategyRequest) -> None:
+        self.lines = _lines(request)
+        index = request.index
+        counts = [request.count(index.source(p)[a:b].decode("utf-8", "replace"))
+                  for p, a, b in self.lines]
+        headers = {p: request.count(excerpt_header(Excerpt(
+            index.artifact_at(p).artifact_id, index.artifact_at(p).path, "", "", ()))) + 1
+            for p in {line[0] for line in self.lines}}
+        n = len(self.lines)
+        first = [i == 0 or self.lines[i - 1][0] != line[0] for i, line in enumerate(self.lines)]
+        last = [i == n - 1 or self.lines[i + 1][0] != line[0]
+                for i, line in enumerate(self.lines)]
+        self.head = [0, *accumulate(c + (headers[line[0]] if f else 0)
+                                    for c, line, f in zip(counts, self.lines, first,
+                                                          strict=True))]
+        # tail[k]: the estimate of the last k lines.
+        self.tail = [0, *accumulate(c + (headers[line[0]] if f else 0) for c, line, f in
+                                    zip(reversed(counts), reversed(self.lines), reversed(last),
+                                        strict=True))]
+
+    def head_guess(self, budget: int) -> int:
+        """The most lines from the start whose estimate is within ``budget``."""
+        return max(0, bisect_right(self.head, budget) - 1)
+
+    def tail_guess(self, budget: int) -> int:
+        """The most lines from the end whose estimate is within ``budget``."""
+        return max(0, bisect_right(self.tail, budget) - 1)
+
+
 def _lines(request: StrategyRequest) -> list[Line]:
     """Every line of the full permitted context, in packet order."""
     index = request.index
@@ -107,9 +177,20 @@ def _packet(request: StrategyRequest, lines: list[Line]) -> tuple[str, tuple[Sel
     return "".join(parts), tuple(selected)
 
 
-def _largest(limit: int, fits: Callable[[int], bool]) -> int:
-    """The largest k in [0, limit] with fits(k), fits being monotone and fits(0) true."""
-    lo, hi = 0, limit
+def _largest(limit: int, fits: Callable[[int], bool], guess: int = 0) -> int:
+    """The largest k in [0, limit] with fits(k), fits being monotone and fits(0) true:
+    galloping from ``guess`` (an estimate near the answer), then a binary search."""
+    lo = min(max(guess, 0), limit)
+    step = 1
+    if fits(lo):  # up from the guess: lo fits, the answer is below lo + step
+        while lo + step <= limit and fits(lo + step):
+            lo, step = lo + step, step * 2
+        hi = min(limit, lo + step - 1)
+    else:  # down from the guess: the answer is at most hi
+        hi = lo - 1
+        while lo - step > 0 and not fits(lo - step):
+            hi, step = lo - step - 1, step * 2
+        lo = max(0, lo - step)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if fits(mid):
@@ -131,7 +212,8 @@ class _Truncate:
 
     def build(self, request: StrategyRequest) -> StrategyResult:
         budget = _budget(request, self.name)
-        lines = _lines(request)
+        table: _LineTable = _TABLES.get(request)
+        lines = table.lines
         n = len(lines)
 
         def cost(chosen: list[Line]) -> int:
@@ -139,13 +221,16 @@ class _Truncate:
 
         head = tail = 0
         if self.keep == "head":
-            head = _largest(n, lambda k: cost(lines[:k]) <= budget)
+            head = _largest(n, lambda k: cost(lines[:k]) <= budget, table.head_guess(budget))
         elif self.keep == "tail":
-            tail = _largest(n, lambda k: cost(lines[n - k:] if k else []) <= budget)
+            tail = _largest(n, lambda k: cost(lines[n - k:] if k else []) <= budget,
+                            table.tail_guess(budget))
         else:
-            head = _largest(n, lambda k: cost(lines[:k]) <= budget // 2)
+            head = _largest(n, lambda k: cost(lines[:k]) <= budget // 2,
+                            table.head_guess(budget // 2))
             tail = _largest(n - head, lambda k: cost(
-                lines[:head] + (lines[n - k:] if k else [])) <= budget)
+                lines[:head] + (lines[n - k:] if k else [])) <= budget,
+                table.tail_guess(budget - table.head[head]))
         chosen = lines[:head] + (lines[n - tail:] if tail else [])
         text, selected = _packet(request, chosen)
         reason = None
@@ -154,6 +239,9 @@ class _Truncate:
                       f"budget {budget} is smaller than one line of the permitted context "
                       "with its excerpt header")
         return StrategyResult(text, selected, reason)
+
+
+_TABLES = _PerPolicy(_LineTable)
 
 
 def _chunks(request: StrategyRequest) -> list[Line]:
@@ -176,45 +264,36 @@ class _ChunkBM25:
                "(bm25s), added greedily while they fit")
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        # (index, policy digest) -> (chunks, retriever); the index object is kept so an
-        # id is never reused for another corpus while the entry lives.
-        self._cache: dict[tuple[int, str], tuple[Any, list[Line], Any]] = {}
+        self._rankers = _PerPolicy(self._ranker)
 
-    def _ranker(self, request: StrategyRequest) -> tuple[list[Line], Any]:
+    @staticmethod
+    def _ranker(request: StrategyRequest) -> tuple[list[Line], np.ndarray, Any]:
+        """The chunks, their token counts and their BM25 index (built once per policy)."""
         import bm25s
 
-        key = (id(request.index), request.policy.digest())
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None and hit[0] is request.index:
-                return hit[1], hit[2]
         chunks = _chunks(request)
         texts = [request.index.source(p)[a:b].decode("utf-8", "replace")
                  for p, a, b in chunks]
+        counts = np.asarray([request.count(t) for t in texts], dtype=np.int64)
         retriever = bm25s.BM25()
         if texts:
             retriever.index(bm25s.tokenize(texts, stopwords="en", return_ids=False,
                                            show_progress=False), show_progress=False)
-        with self._lock:
-            if len(self._cache) >= 16:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = (request.index, chunks, retriever)
-        return chunks, retriever
+        return chunks, counts, retriever
 
     def build(self, request: StrategyRequest) -> StrategyResult:
         import bm25s
 
         budget = _budget(request, self.name)
-        chunks, retriever = self._ranker(request)
+        chunks, counts, retriever = self._rankers.get(request)
         if not chunks:
             return StrategyResult("", (), "no artifact with text is permitted by the policy")
         vocab = retriever.vocab_dict
         terms = [t for t in bm25s.tokenize([request.query], stopwords="en", return_ids=False,
                                            show_progress=False)[0] if t in vocab]
-        scores = retriever.get_scores(terms) if terms else [0.0] * len(chunks)
-        order = sorted((i for i in range(len(chunks)) if scores[i] > 0),
-                       key=lambda i: (-float(scores[i]), i))
+        scores = np.asarray(retriever.get_scores(terms) if terms else np.zeros(len(chunks)))
+        hits = np.flatnonzero(scores > 0)
+        order = hits[np.lexsort((hits, -scores[hits]))].tolist()
         if not order:
             return StrategyResult("", (), "no permitted text matches the query")
         index = request.index
@@ -225,6 +304,8 @@ class _ChunkBM25:
         for i in order:
             if budget - total < _MIN_EXCERPT_TOKENS:
                 break
+            if counts[i] > budget - total + _SLACK_TOKENS:
+                continue  # its text alone is more than the room left: no exact count
             position, a, b = chunks[i]
             merged = merge_ranges((*ranges.get(position, ()), (a, b)))
             art = index.artifact_at(position)
