@@ -156,17 +156,19 @@ LATENCY_STRATEGIES = ("compiled", "naive_top_k", "truncate-head", "truncate-tail
 
 
 def bench_strategies(sets: set[str], corpora: set[str] | None) -> None:
+    import importlib
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent / "devsets"))
-    from devset import SPECS, build
+    devset = importlib.import_module("devset")
+    specs, build = devset.SPECS, devset.build
 
     from ctxbench.compiler.api import benchmark_index
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("CTXBENCH_CACHE_DIR", str(Path(tmp) / "cache"))
         names = sorted(json.loads(p.read_text(encoding="utf-8"))["corpus"]
-                       for p in SPECS.glob("*.json")
+                       for p in specs.glob("*.json")
                        if json.loads(p.read_text(encoding="utf-8"))["set"] in sets)
         names = [n for n in names if corpora is None or n in corpora]
         build(Path(tmp), names)
