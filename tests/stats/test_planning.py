@@ -59,3 +59,13 @@ def test_smallest_n_finds_the_first_size_reaching_the_target() -> None:
     assert smallest_n(power, 0.8, start=20, n_min=10, n_max=5000) == (161, power(161))
     assert smallest_n(power, 0.8, start=400, n_min=10, n_max=5000)[0] == 161  # type: ignore[index]
     assert smallest_n(power, 0.99999, start=20, n_min=10, n_max=500) is None
+
+
+def test_normal_tasks_beyond_any_study_is_none_not_an_overflow() -> None:
+    # An H4 gate of a seed run gave a spread of 4e303 (a near-zero critical value): the
+    # square overflowed inside the analysis and no report was written.
+    from ctxbench.stats.planning import normal_tasks
+
+    assert normal_tasks(0.0, 0.9557, 4.1135e303, level=0.95, power=0.8) is None
+    assert normal_tasks(0.0, 0.5, 1e6, level=0.95, power=0.8) is None
+    assert normal_tasks(0.0, 0.5, 1.0, level=0.95, power=0.8) == 32

@@ -118,6 +118,10 @@ def _smallest_gains(k: int, n: int, passes: Callable[[int, int, int], bool],
     return k + 1
 
 
+MAX_ROOT = 1e6
+"""``normal_tasks`` answers None past ``MAX_ROOT ** 2`` (10^12) tasks: no study reaches it."""
+
+
 def normal_tasks(margin: float, difference: float, sd: float, *, level: float,
                  power: float) -> int | None:
     """Tasks for ``power`` by the normal approximation; None when no n can reach it.
@@ -136,7 +140,10 @@ def normal_tasks(margin: float, difference: float, sd: float, *, level: float,
     if gap <= 0.0:
         return None
     z = NormalDist().inv_cdf(0.5 + level / 2.0) + NormalDist().inv_cdf(power)
-    return max(2, math.ceil((z * sd / gap) ** 2))
+    root = z * sd / gap
+    if not root <= MAX_ROOT:  # over 10^12 tasks (a spread of 1e303 once overflowed here)
+        return None
+    return max(2, math.ceil(root ** 2))
 
 
 def smallest_n(power_at: Callable[[int], float], target: float, *, start: int,
