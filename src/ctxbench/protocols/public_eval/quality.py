@@ -91,7 +91,7 @@ def quality_section(cells: PairedCells, settings: Settings, delta: BootstrapEsti
                                       level=level)
         newcombe = (_pp(100.0 * nc.low), _pp(100.0 * nc.high))
     else:
-        num = np.bincount(cells.instance, weights=change, minlength=k)
+        num = np.bincount(cells.instance, weights=change, minlength=k).astype(np.float64)
         den = np.bincount(cells.instance, minlength=k).astype(np.float64)
         design_effect = clustered_tango_interval(
             np.bincount(cells.instance, weights=recover, minlength=k).astype(np.int64),
