@@ -78,7 +78,7 @@ bench: $(LOCAL_STAMP)
 # Simulated type-I error, power and coverage of every gate (>= 1,000 replications per
 # row; the table in docs/statistics.md comes from this command).
 calibrate: $(STAMP)
-	$(VENV)/bin/ctxbench calibrate --replications 1000 --json calibration.json --markdown calibration.md
+	$(VENV)/bin/ctxbench calibrate --replications 1000 --worst-case --json calibration.json --markdown calibration.md
 
 clean:
 	rm -rf $(VENV) ctxbench-demo .mypy_cache .ruff_cache .pytest_cache

@@ -39,9 +39,10 @@ def test_scenarios_cover_both_tables_of_the_issue() -> None:
     quality = {(s.name.split(",")[0], s.n) for s in SCENARIOS
                if s.gate == "public_eval.quality" and s.kind == "type_i"
                and "runs" not in s.name}
-    assert quality == {(f"{d}% of instances differ", n) for d in (3, 11) for n in (50, 100, 300)}
+    assert quality == {(f"{d}% of instances differ", n) for d in (3, 11) for n in (50, 100, 300)
+                       } | {("40% of instances differ", n) for n in (20, 50)}  # issue 20
     power = {s.n for s in SCENARIOS if s.kind == "power"}
-    assert power == {100, 300}
+    assert power == {100, 300, 1000}
     coverage = {s.n for s in SCENARIOS if s.kind == "coverage"}
     assert coverage == {50, 200}
     savings_type_i = {s.n for s in SCENARIOS

@@ -25,7 +25,7 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 def test_markdown_default_and_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(["public-eval", *BASIC, "--treatment-name", "marginal",
-                           "--quality-margin-pp", "5", "--check"], capsys)
+                           "--quality-margin-pp", "10", "--check"], capsys)
     assert code == 0 and err == ""
     assert out == (GOLDEN / "public-eval-basic" / "report.md").read_text(encoding="utf-8")
 

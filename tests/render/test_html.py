@@ -114,7 +114,7 @@ def test_public_eval_page_labels_net_headline_gross_false_stops_and_design_effec
     text = " ".join(text_of(render_html([src], tmp_path / "p.html")).split())
     q, savings = report["quality"], report["savings"]
     assert f"Status: {report['status']} \u2014 non-inferiority not shown" in text
-    assert f"instance clustering (divides the gate's counts) {q['design_effect']:.3f}" in text
+    assert f"instance clustering (descriptive, not gating) {q['design_effect']:.3f}" in text
     net, gross = savings["tokens"], savings["gross_tokens"]
     assert (f"Tokens net: agent + overhead (headline) {net['baseline_total']:,} "
             f"{net['treatment_total']:,} {net['percent_saved']:.1f}% {net['ci'][0]:.1f} to "

@@ -22,7 +22,7 @@ from ctxbench.schemas import validator
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CASES = {
-    "public-eval-basic": Settings(treatment_name="marginal", quality_margin_pp=5.0),
+    "public-eval-basic": Settings(treatment_name="marginal", quality_margin_pp=10.0),
     "public-eval-repeated": Settings(treatment_name="governor", quality_margin_pp=2.0),
     "public-eval-within-margin": Settings(treatment_name="compressor"),
 }
@@ -69,7 +69,7 @@ def test_golden_statuses() -> None:
 def _example() -> dict[str, Any]:
     report = compare_files(GOLDEN / "public-eval-basic" / "baseline.jsonl",
                            GOLDEN / "public-eval-basic" / "treatment.jsonl",
-                           Settings(quality_margin_pp=5.0)).to_json()
+                           Settings(quality_margin_pp=10.0)).to_json()
     report["savings"]["tokens"].update(percent_saved=38.4, ci=[31.0, 45.2])
     report["quality"].update(resolved_delta_pp=-0.4, gate_ci_pp=[-2.1, 1.3], margin_pp=1.0,
                              non_inferior=True)

@@ -21,18 +21,23 @@ def test_t_quantile_matches_scipy(df: int, q: float) -> None:
 
 @pytest.mark.parametrize(("gains", "losses", "n"), [(0, 0, 30), (0, 1, 50), (3, 1, 50),
                                                      (10, 4, 100), (12, 7, 300)])
-def test_binary_scores_give_tangos_interval_widened_by_the_t_quantile(
+def test_binary_scores_give_tangos_variance_continuity_corrected_and_the_t_quantile(
         gains: int, losses: int, n: int) -> None:
-    """With one run of binary scores the variance is Tango's; only the critical value
-    differs (Student-t on n - 1 df instead of normal), so the interval contains Tango's
-    and the score statistic at Tango's bound equals the normal quantile."""
+    """With one run of binary scores the variance is Tango's; the total contrast is moved
+    one pair's change (half the step +1 -> -1) toward zero, and the critical value is
+    Student-t on n - 1 df: the interval contains Tango's, and at Tango's bound, where
+    Tango's Z = (b - c - n delta) / sqrt(V) is the normal quantile, ours is
+    (b - c - n delta - 1) / sqrt(V)."""
     d = _binary(gains, losses, n)
     ours = score_interval(d, np.ones(n), bounds=(-1.0, 1.0))
     tango = tango_paired_interval(gains, losses, n)
     assert ours.low is not None and ours.high is not None
     assert ours.low <= tango.low + 1e-9 and ours.high >= tango.high - 1e-9
     at_bound = score_test(d, np.ones(n), tango.low, bounds=(-1.0, 1.0))
-    assert at_bound.statistic == pytest.approx(float(sps.norm.ppf(0.975)), abs=1e-6)
+    z = float(sps.norm.ppf(0.975))
+    total = gains - losses - n * tango.low
+    assert at_bound.continuity == 1.0
+    assert at_bound.statistic == pytest.approx(z * (total - 1.0) / total, abs=1e-6)
 
 
 def test_identical_pairs_are_degenerate_and_never_pass() -> None:
@@ -111,3 +116,45 @@ def test_one_null_solver_matches_the_batched_solver_bit_for_bit() -> None:
         assert alone.tolist() == [both[i]]
     total = (w * z[0] / (1.0 + both[0] * z[0])).sum()
     assert abs(total) <= 1e-9 * (w * np.abs(z[0])).sum()
+
+
+def test_the_extreme_cell_sits_at_the_end_of_the_scale_not_at_the_largest_change() -> None:
+    """50 pairs that all gained 0.05, tested at -0.01: the empty cell is a full loss.
+
+    By hand: contrasts z = 0.06; the extreme a = -1 - (-0.01) = -0.99 takes the mass the
+    KKT solution leaves, p_i = (1/n) a / (a - z) (each 0.99 / 1.05 / 50), so
+    V = 0.942857 * 0.06^2 + 0.057143 * 0.99^2; the contrast total moves one pair's full
+    change toward zero: mean = 0.06 - 1/50. With the cell at the largest change observed
+    (+-0.05) the same data passed H1 (T = 0.06 / sqrt(0.0036 / 50), about 7.1)."""
+    n = 50
+    d = np.full(n, 0.05)
+    test = score_test(d, np.ones(n), -0.01, bounds=(-1.0, 1.0))
+    p = 0.99 / 1.05
+    var = p * 0.06**2 + (1.0 - p) * 0.99**2
+    assert test.statistic == pytest.approx((0.06 - 1.0 / n) / np.sqrt(var / n), rel=1e-9)
+    assert not test.shows_greater
+
+
+def test_a_cluster_of_replicates_can_lose_all_of_them() -> None:
+    """Replicates: the test of cluster totals r x over r pairs is the test of the cluster
+    means x (cells, statistic and correction scale by r), not of one replicate's change."""
+    rng = np.random.default_rng(3)
+    means = rng.choice(np.arange(-3, 4) / 3.0, size=40, p=[0.02, 0.03, 0.05, 0.6, 0.1,
+                                                          0.1, 0.1])
+    single = score_test(means, np.ones(40), -0.01, bounds=(-1.0, 1.0))
+    clustered = score_test(3.0 * means, np.full(40, 3.0), -0.01, bounds=(-1.0, 1.0))
+    assert clustered.statistic == pytest.approx(single.statistic, rel=1e-9)
+    assert clustered.continuity == 3.0 and single.continuity == 1.0
+    a = score_interval(means, np.ones(40), bounds=(-1.0, 1.0))
+    b = score_interval(3.0 * means, np.full(40, 3.0), bounds=(-1.0, 1.0))
+    assert a.low == pytest.approx(b.low, abs=1e-9) and a.high == pytest.approx(b.high, abs=1e-9)
+
+
+def test_one_gained_replicate_does_not_pass_as_300_independent_pairs() -> None:
+    """100 tasks x 3 replicates, one replicate of one task gained a full point."""
+    num = np.zeros(100)
+    num[0] = 1.0
+    test = score_test(num, np.full(100, 3.0), -0.01, bounds=(-1.0, 1.0))
+    assert not test.shows_greater
+    interval = score_interval(num, np.full(100, 3.0), bounds=(-1.0, 1.0))
+    assert interval.low is not None and interval.low < -0.03

@@ -14,7 +14,7 @@ the gate methods' constants was fitted on these scenarios.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -159,6 +159,39 @@ def _jump_h3(rng: np.random.Generator, n: int, down: float, up: float) -> bool:
     return _passed(run_study(_study(rng, n, unsupported=_jumps(rng, n, up, down, 0.1))), "H3")
 
 
+def _broken_few(rng: np.random.Generator, n: int, gain: float, share: float,
+                metric: str) -> bool:
+    """Issue 20: base 0.9; the candidate gains ``gain`` on ``share`` of the tasks and
+    scores 0.0 on a few, as many as put the true mean delta exactly at -0.01."""
+    broken = (gain * share + 0.01) / 0.9
+    u = rng.random(n)
+    base = np.full(n, 0.9)
+    cand = np.where(u < broken, 0.0, np.where(u < broken + share, 0.9 + gain, 0.9))
+    if metric == "H1":
+        study = _study(rng, n, score=np.zeros(n))
+        study = replace(study, base_score=base, cand_score=cand)
+    else:
+        study = _study(rng, n, evidence=np.zeros(n))
+        study = replace(study, base_evidence=base, cand_evidence=cand)
+    return _passed(run_study(study), metric)
+
+
+def _fragile(rng: np.random.Generator, n: int, fragile: float) -> bool:
+    """3 binary replicates per task; on ``fragile`` of the tasks the candidate loses each
+    replicate with probability 1/2, elsewhere it gains a replicate with the probability
+    that puts the true mean delta exactly at -0.01."""
+    reps = 3
+    gain = (0.5 * fragile - 0.01) / (1.0 - fragile)
+    is_fragile = np.repeat(rng.random(n) < fragile, reps)
+    u = rng.random(n * reps)
+    base = np.where(is_fragile, 1.0, np.where(u < gain, 0.0, (rng.random(n * reps) < 0.7)
+                                              * 1.0))
+    cand = np.where(is_fragile, (u >= 0.5) * 1.0, np.where(u < gain, 1.0, base))
+    study = replace(_study(rng, n, score=np.zeros(n * reps), replicates=reps),
+                    base_score=base, cand_score=cand)
+    return _passed(run_study(study), "H1")
+
+
 def _h4(rng: np.random.Generator, n: int, reduction: float) -> bool:
     base = np.maximum(1, np.round(rng.lognormal(8.0, 1.0, n))).astype(np.int64)
     # Multiplicative noise with mean 1: E[cand] = (1 - reduction) E[base] exactly.
@@ -240,10 +273,19 @@ def _scenarios() -> tuple[Scenario, ...]:
                              "type_i", _jump_h2, 0.11, 0.01))
         out.append(_scenario("cef.H3", "rare +-0.1 unsupported-rate jumps (11% up, 1% down)",
                              n, "type_i", _jump_h3, 0.11, 0.01))
+    for n in (50, 100):
+        out.append(_scenario("cef.H1", "base 0.9; +0.05 on a third of tasks, 0.0 on 3%", n,
+                             "type_i", _broken_few, 0.05, 1.0 / 3.0, "H1"))
+        out.append(_scenario("cef.H1", "base 0.9; +0.02 on half of tasks, 0.0 on 2.2%", n,
+                             "type_i", _broken_few, 0.02, 0.5, "H1"))
+        out.append(_scenario("cef.H2", "evidence base 0.9; +0.02 on half, 0.0 on 2.2%", n,
+                             "type_i", _broken_few, 0.02, 0.5, "H2"))
+    out.append(_scenario("cef.H1", "3 binary replicates per task, 4% of tasks fragile", 100,
+                         "type_i", _fragile, 0.04))
     for n in (20, 50, 100, 300):
         out.append(_scenario("cef.H4", "zero true reduction, lognormal(1) tokens", n,
                              "type_i", _h4, 0.0))
-    for n in (100, 300):
+    for n in (100, 300, 1000):
         out.append(_scenario("cef.H1", "power: binary, 2% differ, no true change", n, "power",
                              _binary_h1, 0.01, 0.01))
         out.append(_scenario("cef.H1", "power: binary, 11% differ, no true change", n,

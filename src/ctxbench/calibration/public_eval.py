@@ -7,6 +7,7 @@ Each simulated study writes decoded rows for both arms and runs them through
 * ``public_eval.quality`` (type I): single runs, the treatment's true resolve-rate delta
   exactly at the 1 pp margin, with 3% or 11% of instances differing (regressions 2% and
   recoveries 1%, or 6% and 5%); the event is ``quality.non_inferior``.
+* ``public_eval.quality`` (type I, issue 20): 40% of instances differ, n = 20 and 50.
 * ``public_eval.quality`` (power): zero true delta, the same discordance (1.5% each way,
   or 5.5% each way).
 * ``public_eval.quality`` repeated runs (type I): 3 runs per instance sharing an
@@ -147,7 +148,8 @@ def savings_scenario(n: int, *, coverage: bool) -> Scenario:
 
 SCENARIOS: tuple[Scenario, ...] = (
     *(quality_scenario(n, d, at_margin=True) for d in (3.0, 11.0) for n in (50, 100, 300)),
-    *(quality_scenario(n, d, at_margin=False) for d in (3.0, 11.0) for n in (100, 300)),
+    *(quality_scenario(n, 40.0, at_margin=True) for n in (20, 50)),
+    *(quality_scenario(n, d, at_margin=False) for d in (3.0, 11.0) for n in (100, 300, 1000)),
     quality_scenario(100, 11.0, at_margin=True, runs=3),
     *(savings_scenario(n, coverage=True) for n in (50, 200)),
     *(savings_scenario(n, coverage=False) for n in (50, 100, 300)),

@@ -25,10 +25,15 @@ __all__ = ["calibrate"]
               help="Also write the rows as JSON here.")
 @click.option("--markdown", "md_path", type=click.Path(dir_okay=False),
               help="Also write the Markdown table here.")
+@click.option("--worst-case", "worst", is_flag=True,
+              help="Also search two- and three-point score distributions at the margin for "
+                   "the largest exact type-I of the bounded-score gates.")
+@click.option("--worst-case-max-n", "worst_max_n", type=click.IntRange(min=10),
+              help="Leave study sizes above this out of the worst-case search.")
 def calibrate(replications: int, gates: tuple[str, ...], names: tuple[str, ...],
               sizes: tuple[int, ...],
               kinds: tuple[str, ...], seed: int, json_path: str | None,
-              md_path: str | None) -> None:
+              md_path: str | None, worst: bool, worst_max_n: int | None) -> None:
     """Measure type-I error, power and coverage of every gate by simulation.
 
     \b
@@ -37,6 +42,7 @@ def calibrate(replications: int, gates: tuple[str, ...], names: tuple[str, ...],
     """
     from ctxbench.calibration.runner import calibrate as run
     from ctxbench.calibration.runner import markdown_table, rows_json
+    from ctxbench.calibration.worst_case import markdown_worst, search, worst_json
     from ctxbench.core.errors import InputError
 
     try:
@@ -45,8 +51,14 @@ def calibrate(replications: int, gates: tuple[str, ...], names: tuple[str, ...],
     except ValueError as exc:
         raise InputError(f"calibrate: {exc}") from exc
     table = markdown_table(rows)
+    document = rows_json(rows, seed=seed)
+    if worst:
+        found = search(worst_max_n)
+        table += "\nWorst case over two- and three-point distributions (exact):\n\n"
+        table += markdown_worst(found)
+        document["worst_case"] = worst_json(found)
     if json_path:
-        atomic_write_bytes(json_path, report_json_bytes(rows_json(rows, seed=seed)))
+        atomic_write_bytes(json_path, report_json_bytes(document))
     if md_path:
         atomic_write_bytes(md_path, table.encode("utf-8"))
     click.echo(table, nl=False)

@@ -240,7 +240,7 @@ def render_markdown(report: PublicEvalReport) -> str:
               f"interval ({quality.gate_method}): {_range(quality.gate_ci_pp, 2)} pp "
               f"(non-inferior when the lower bound >= -{quality.margin_pp:g} pp)"]
     if quality.design_effect is not None:
-        lines.append(f"- Design effect of the instance clustering: "
+        lines.append(f"- Design effect of the instance clustering (not gating): "
                      f"{quality.design_effect:.3f}")
     lines.append(f"- Not gating: {level} {extra.bootstrap_method} "
                  f"{_range(extra.bootstrap_ci_pp, 2)} pp")

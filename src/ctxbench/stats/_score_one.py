@@ -65,13 +65,14 @@ def solve_one(z: FloatArray, w: FloatArray, lo: np.float64, hi: np.float64) -> n
 
 
 def statistic_one(num: FloatArray, den: FloatArray, w: FloatArray, theta0: float,
-                   extremes: tuple[float, float] | None) -> float:
+                   extremes: tuple[float, float] | None, shift: float = 0.0) -> float:
     """``score._statistics`` for one null, in the same floating-point operations.
 
     One-dimensional arrays and numpy scalars instead of one-row matrices and one-element
     arrays (reductions over a row and over a 1-D array are the same pairwise sums), and
     a branch not taken is not computed: the regula falsi of a score interval evaluates
-    one null per step.
+    one null per step. ``shift`` (>= 0) moves the total contrast that far toward zero
+    (the continuity correction of ``score._continuity``).
     """
     n = float(w.sum())
     z = num - theta0 * den
@@ -84,6 +85,8 @@ def statistic_one(num: FloatArray, den: FloatArray, w: FloatArray, theta0: float
         largest = np.abs(z).max()
         a, b = -largest, largest
     mean = (w * z).sum() / n
+    if shift > 0.0:
+        mean = np.sign(mean) * max(abs(mean) - shift / n, 0.0)
     var = tilted_one(z, w, a, b, n)
     if np.isnan(var):
         t = math.inf if mean > 0 else (-math.inf if mean < 0 else 0.0)

@@ -11,15 +11,20 @@ data's weights tilted to mean zero.
 
 Bounded scores: when each pair's value lies in ``[lower, upper]`` (task scores in
 [0, 1] give deltas in [-1, 1]), the support of the tilted distribution is the observed
-values plus two cells with no observations at -M and +M, where M is the largest change
-any cluster showed (the scale's ends when none changed). Mass moves to such a cell
-when that fits the data best; that keeps the test honest when few or no pairs differ
-(ten identical pairs do not show that quality was kept within one point, and one
-observed gain of a full point makes a full-point loss possible). For one run of binary
-scores the support is {-1, 0, 1} and the variance is exactly Tango's (1998).
-The variance used is the larger of that tilted second moment and the plain second
-moment of the contrasts about the null, which guards heavy tails (token counts), where
-the tilt, by down-weighting the extreme clusters, would understate it.
+values plus two cells with no observations at the ends of the scale: a cluster of
+``den`` pairs every one of which lost (``den * lower``) or gained (``den * upper``)
+everything. A test of a mean is valid for every distribution only if it uses the bounds
+of the scale (Bahadur & Savage 1956): a study that happened to draw no large loss, or
+replicates whose largest change is one replicate's, must still be judged as if a
+cluster could lose everything. Mass moves to such a cell when that fits the data best.
+For one run of binary scores the support is {-1, 0, 1} and the variance is exactly
+Tango's (1998). The variance used is the larger of that tilted second moment and the
+plain second moment of the contrasts about the null, which guards heavy tails.
+On a bounded scale the total contrast is moved toward zero by half of the largest step
+one cluster can make (``den.max() * (upper - lower) / 2``) before it is tested: the
+continuity correction of the coarsest lattice the totals can lie on. Both are checked
+by an exact search over two- and three-point distributions on the scale
+(:mod:`ctxbench.calibration.worst_case`, docs/statistics.md).
 
 Unbounded totals (token counts): there is no scale bound, so the empty cells sit at
 minus and plus the largest contrast any cluster showed (a task could move the total as
@@ -34,7 +39,8 @@ small-sample correction. Each end is the one-sided test at ``alpha = (1 - level)
 :func:`score_test` gives the statistic and both one-sided decisions at one ``theta0``
 (a gate's margin).
 References: Tango, T. (1998) Stat. Med. 17:891-908; Owen, A. B. (2001) *Empirical
-Likelihood*, ch. 2-3; Fieller, E. C. (1954) JRSS B 16:175-185.
+Likelihood*, ch. 2-3; Fieller, E. C. (1954) JRSS B 16:175-185; Bahadur, R. R. & Savage,
+L. J. (1956) Ann. Math. Stat. 27:1115-1122.
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 _ROOT_STEPS = 200
+CONTINUITY = 0.5
+"""Continuity correction on bounded scales: this share of the largest step of a cluster."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +86,9 @@ class ScoreTest:
     """H0: theta <= theta0 rejected at one-sided ``(1 - level) / 2``: theta > theta0."""
     shows_less: bool
     """H0: theta >= theta0 rejected at one-sided ``(1 - level) / 2``: theta < theta0."""
+    continuity: float = 0.0
+    """How far the total contrast was moved toward zero before ``statistic`` was taken
+    (bounded scales: half of one full-scale change of the largest cluster; else 0)."""
 
 
 def t_quantile(q: float, df: int) -> float:
@@ -213,20 +224,34 @@ def _tilted_variance(z: FloatArray, w: FloatArray, a: FloatArray | None,
     return np.where(ok, np.maximum(out, (w * z * z).sum(axis=1) / n), out)
 
 
-def _extremes(num: FloatArray, den: FloatArray,
-              bounds: tuple[float, float]) -> tuple[float, float]:
-    """The zero-count extreme cells: +-(the largest change any cluster showed), within
-    the score scale; the scale's own ends when no cluster changed at all."""
+def _extremes(bounds: tuple[float, float]) -> tuple[float, float]:
+    """The zero-count extreme cells: the ends of the declared scale of one pair's value.
+
+    Never the largest change observed: a study that drew no large loss must still be
+    judged as if one were possible (Bahadur & Savage 1956), and a cluster's extreme is
+    every one of its pairs at the scale's end, not one replicate's change.
+    """
     lower, upper = bounds
-    has = den > 0
-    largest = float(np.abs(num[has] / den[has]).max()) if has.any() else 0.0
-    if largest <= 0.0:
-        return lower, upper
-    return max(lower, -largest), min(upper, largest)
+    return float(lower), float(upper)
+
+
+def _continuity(den: FloatArray, bounds: tuple[float, float] | None) -> float:
+    """How far the total contrast moves toward zero before it is tested (bounded scales).
+
+    Half of the largest step one cluster can move the total, ``den.max() * (upper -
+    lower)``: the continuity correction of the coarsest lattice the totals can lie on
+    (two-point scores at the scale's ends). Without it the score test of a lattice
+    distribution over-rejects on one side (exact type-I 2.5-2.7% at the margin for some
+    two-point distributions, n = 50-1000; docs/statistics.md). Zero for unbounded totals.
+    """
+    if bounds is None:
+        return 0.0
+    lower, upper = bounds
+    return CONTINUITY * float(den.max()) * (upper - lower)
 
 
 def _statistics(num: FloatArray, den: FloatArray, w: FloatArray, theta0: FloatArray,
-                extremes: tuple[float, float] | None) -> FloatArray:
+                extremes: tuple[float, float] | None, shift: float = 0.0) -> FloatArray:
     """``T(theta0)`` for each null in ``theta0`` (g,); clusters ``(num, den)`` seen ``w`` times."""
     n = float(w.sum())
     z = num[None, :] - theta0[:, None] * den[None, :]
@@ -240,6 +265,8 @@ def _statistics(num: FloatArray, den: FloatArray, w: FloatArray, theta0: FloatAr
         largest = np.abs(z).max(axis=1)
         a, b = -largest, largest
     mean = (w * z).sum(axis=1) / n
+    if shift > 0.0:
+        mean = np.sign(mean) * np.maximum(np.abs(mean) - shift / n, 0.0)
     var = _tilted_variance(z, w, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / np.sqrt(var / n)
@@ -278,8 +305,9 @@ def score_test(num: FloatArray, den: FloatArray, theta0: float, *, level: float 
     """
     _check_level(level)
     n_arr, d_arr = _check(num, den)
-    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
-    return _test(_distinct(n_arr, d_arr), extremes, theta0, level, n_arr.shape[0])
+    extremes = None if bounds is None else _extremes(bounds)
+    return _test(_distinct(n_arr, d_arr), extremes, theta0, level, n_arr.shape[0],
+                 _continuity(d_arr, bounds))
 
 
 def score_interval_and_test(num: FloatArray, den: FloatArray, theta0: float, *,
@@ -288,10 +316,11 @@ def score_interval_and_test(num: FloatArray, den: FloatArray, theta0: float, *,
     """:func:`score_interval` and :func:`score_test` of the same clusters, checked once."""
     _check_level(level)
     n_arr, d_arr = _check(num, den)
-    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
+    extremes = None if bounds is None else _extremes(bounds)
     distinct = _distinct(n_arr, d_arr)
-    return (_interval(n_arr, d_arr, distinct, extremes, level, bounds),
-            _test(distinct, extremes, theta0, level, n_arr.shape[0]))
+    shift = _continuity(d_arr, bounds)
+    return (_interval(n_arr, d_arr, distinct, extremes, level, bounds, shift),
+            _test(distinct, extremes, theta0, level, n_arr.shape[0], shift))
 
 
 def _check_level(level: float) -> None:
@@ -301,12 +330,12 @@ def _check_level(level: float) -> None:
 
 def _test(distinct: tuple[FloatArray, FloatArray, FloatArray],
           extremes: tuple[float, float] | None, theta0: float, level: float,
-          clusters: int) -> ScoreTest:
+          clusters: int, shift: float) -> ScoreTest:
     u_num, u_den, w = distinct
-    t = statistic_one(u_num, u_den, w, theta0, extremes)
+    t = statistic_one(u_num, u_den, w, theta0, extremes, shift)
     crit = _critical(level, clusters)
     return ScoreTest(theta0=theta0, statistic=t, critical=crit, shows_greater=t >= crit,
-                     shows_less=t <= -crit)
+                     shows_less=t <= -crit, continuity=shift)
 
 
 def _critical(level: float, clusters: int) -> float:
@@ -315,10 +344,10 @@ def _critical(level: float, clusters: int) -> float:
 
 
 def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: float,
-          hi: float, extremes: tuple[float, float] | None) -> float:
+          hi: float, extremes: tuple[float, float] | None, shift: float) -> float:
     """theta0 in [lo, hi] where T crosses ``target`` (T decreases in theta0)."""
-    t_lo = statistic_one(num, den, w, lo, extremes)
-    t_hi = statistic_one(num, den, w, hi, extremes)
+    t_lo = statistic_one(num, den, w, lo, extremes, shift)
+    t_hi = statistic_one(num, den, w, hi, extremes, shift)
     if t_lo <= target:
         return lo
     if t_hi >= target:
@@ -338,7 +367,7 @@ def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: fl
         mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         if not lo < mid < hi:
             mid = 0.5 * (lo + hi)
-        f_mid = statistic_one(num, den, w, mid, extremes) - target
+        f_mid = statistic_one(num, den, w, mid, extremes, shift) - target
         if not math.isfinite(f_mid):
             f_mid = 1e6 if f_mid > 0 else -1e6
         if f_mid > 0:
@@ -365,14 +394,14 @@ def score_interval(num: FloatArray, den: FloatArray, *, level: float = 0.95,
     """
     _check_level(level)
     n_arr, d_arr = _check(num, den)
-    extremes = None if bounds is None else _extremes(n_arr, d_arr, bounds)
-    return _interval(n_arr, d_arr, None, extremes, level, bounds)
+    extremes = None if bounds is None else _extremes(bounds)
+    return _interval(n_arr, d_arr, None, extremes, level, bounds, _continuity(d_arr, bounds))
 
 
 def _interval(n_arr: FloatArray, d_arr: FloatArray,
               distinct: tuple[FloatArray, FloatArray, FloatArray] | None,
               extremes: tuple[float, float] | None, level: float,
-              bounds: tuple[float, float] | None) -> ScoreInterval:
+              bounds: tuple[float, float] | None, shift: float) -> ScoreInterval:
     total = float(d_arr.sum())
     n = n_arr.shape[0]
     if total <= 0:
@@ -388,6 +417,6 @@ def _interval(n_arr: FloatArray, d_arr: FloatArray,
     z = n_arr - estimate * d_arr
     degenerate = bool(np.all(np.abs(z) <= 1e-12 * max(1.0, float(np.abs(n_arr).max()))))
     u_num, u_den, w = _distinct(n_arr, d_arr) if distinct is None else distinct
-    low = _root(u_num, u_den, w, crit, lo_end, estimate, extremes)
-    high = _root(u_num, u_den, w, -crit, estimate, hi_end, extremes)
+    low = _root(u_num, u_den, w, crit, lo_end, estimate, extremes, shift)
+    high = _root(u_num, u_den, w, -crit, estimate, hi_end, extremes, shift)
     return ScoreInterval(estimate, low, high, level, n, degenerate)

@@ -21,15 +21,15 @@ EXAMPLE_DIR = Path(__file__).resolve().parents[3] / "src/ctxbench/data/examples/
 
 def example_records() -> Iterator[dict[str, Any]]:
     conditions = {
-        "entroly": ConditionEffect(context_ratio=0.45, quality_shift=0.01, evidence_shift=0.01,
-                                   commit=True),
+        "entroly": ConditionEffect(context_ratio=0.45, quality_shift=0.05, evidence_shift=0.05,
+                                   unsupported_shift=-0.045, commit=True),
         "combined": ConditionEffect(context_ratio=0.3, quality_shift=-0.06,
                                     evidence_shift=-0.08, unsupported_shift=0.04,
                                     failure_rate=0.05, commit=True),
     }
     for workload, seed in (("example-qa", 1), ("example-tools", 2)):
         yield from generate_records(
-            conditions=conditions, workloads=(workload,), tasks=40, replicates=1, seed=seed,
+            conditions=conditions, workloads=(workload,), tasks=150, replicates=1, seed=seed,
             provider="example-provider", model="example-model",
             usage_source="deterministic_fixture",
             cost_source="pricing_snapshot", cost_source_reference="example-pricing-snapshot",

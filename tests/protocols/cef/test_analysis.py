@@ -40,16 +40,17 @@ def comparison(report: CefReport, condition: str, stratum: int | None = None) ->
 
 
 def simple(n: int = 12, ratio: float = 0.5) -> list[dict[str, Any]]:
-    """Quality that varies by task (+0.04 on even tasks, -0.02 on odd): the gates need
-    variation to be evaluable, and this pattern shows non-inferiority at n = 20."""
+    """Quality that varies by task (+0.45 on even tasks, +0.35 on odd): the gates need
+    variation to be evaluable, and at n = 20, where a gate must allow that any task could
+    have lost everything, only gains this large show non-inferiority."""
     out = []
     for i in range(n):
         up = i % 2 == 0
-        out.append(pair(f"t{i}", "raw", 1000 + 10 * i, score=0.9, evidence_recall=0.9,
-                        unsupported_claim_rate=0.1))
+        out.append(pair(f"t{i}", "raw", 1000 + 10 * i, score=0.5, evidence_recall=0.5,
+                        unsupported_claim_rate=0.5))
         out.append(pair(f"t{i}", "entroly", int((1000 + 10 * i) * ratio) + 7 * (i % 3),
-                        score=0.94 if up else 0.88, evidence_recall=0.94 if up else 0.88,
-                        unsupported_claim_rate=0.06 if up else 0.12))
+                        score=0.95 if up else 0.85, evidence_recall=0.95 if up else 0.85,
+                        unsupported_claim_rate=0.05 if up else 0.15))
     return out
 
 
@@ -89,8 +90,8 @@ def test_failure_scores_override_recorded_scores_and_are_counted() -> None:
         "task_score": 1, "evidence_recall": 1, "unsupported_claim_rate": 1, "trials": 1}
     assert report.failures.trials_failed == 2
     point = report.aggregate.operating_points[1]
-    assert point.task_score == pytest.approx((5 * 0.94 + 5 * 0.88) / 12)
-    assert point.unsupported_claim_rate == pytest.approx((2 + 5 * 0.06 + 5 * 0.12) / 12)
+    assert point.task_score == pytest.approx((5 * 0.95 + 5 * 0.85) / 12)
+    assert point.unsupported_claim_rate == pytest.approx((2 + 5 * 0.05 + 5 * 0.15) / 12)
 
 
 def test_a_passing_claim_and_its_headline() -> None:
@@ -199,10 +200,10 @@ def test_exclusions_remove_whole_tasks_and_are_listed() -> None:
 
 
 def test_two_strata_aggregate_names_failed_strata() -> None:
-    good = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, quality_shift=0.01,
-                                                  evidence_shift=0.01, unsupported_shift=-0.01,
+    good = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, quality_shift=0.05,
+                                                  evidence_shift=0.05, unsupported_shift=-0.05,
                                                   commit=True)},
-                      workloads=("qa",), tasks=25, seed=1)
+                      workloads=("qa",), tasks=200, seed=1)
     bad = _synthetic({"entroly": ConditionEffect(context_ratio=0.5, quality_shift=-0.2,
                                                  commit=True)},
                      workloads=("tools",), tasks=25, seed=2)

@@ -28,10 +28,10 @@ UPDATE = os.environ.get("CTXBENCH_UPDATE_GOLDEN") == "1"
 
 def _passing() -> Iterator[dict[str, Any]]:
     yield from generate_records(
-        conditions={"entroly": ConditionEffect(context_ratio=0.55, quality_shift=0.01,
-                                               evidence_shift=0.01, unsupported_shift=-0.01,
+        conditions={"entroly": ConditionEffect(context_ratio=0.55, quality_shift=0.05,
+                                               evidence_shift=0.05, unsupported_shift=-0.045,
                                                commit=True)},
-        workloads=("hotpotqa",), tasks=40, seed=10, workload_version="longbench-2024.1")
+        workloads=("hotpotqa",), tasks=150, seed=10, workload_version="longbench-2024.1")
 
 
 def _no_claim() -> Iterator[dict[str, Any]]:
@@ -53,10 +53,10 @@ def _failure_heavy() -> Iterator[dict[str, Any]]:
 
 
 def _two_strata() -> Iterator[dict[str, Any]]:
-    effect = ConditionEffect(context_ratio=0.5, quality_shift=0.01, evidence_shift=0.01,
-                             unsupported_shift=-0.01, commit=True)
+    effect = ConditionEffect(context_ratio=0.5, quality_shift=0.05, evidence_shift=0.05,
+                             unsupported_shift=-0.045, commit=True)
     yield from generate_records(conditions={"entroly": effect}, workloads=("hotpotqa",),
-                                tasks=30, seed=13, schema_version="ctxbench.trial.v1")
+                                tasks=150, seed=13, schema_version="ctxbench.trial.v1")
     yield from generate_records(
         conditions={"entroly": ConditionEffect(context_ratio=0.5, quality_shift=-0.05,
                                                commit=True)},

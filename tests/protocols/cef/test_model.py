@@ -301,9 +301,9 @@ def test_the_analysis_claim_comes_only_from_the_judgement(
         monkeypatch: pytest.MonkeyPatch) -> None:
     trials = [parse_trial(r, path="t", line=i) for i, r in enumerate(generate_records(
         conditions={"entroly": ConditionEffect(context_ratio=0.5, commit=True,
-                                               quality_shift=0.01, evidence_shift=0.01,
-                                               unsupported_shift=-0.01)},
-        tasks=30, seed=10))]
+                                               quality_shift=0.05, evidence_shift=0.05,
+                                               unsupported_shift=-0.045)},
+        tasks=150, seed=10))]
     prereg = Preregistration(bootstrap_samples=200, source="file")
     winning = analyze(trials, prereg, invocation={})
     assert winning.summary.check_passed and winning.headlines

@@ -74,10 +74,17 @@ def test_supported_with_hand_checked_point_estimates() -> None:
     assert report["savings"]["usd"]["ci"] is None
     assert report["baseline"]["tokens_per_resolved"]["estimate"] == 1500.0
     quality = report["quality"]
-    # No pair differs: the bootstrap collapses to [0, 0] but the Tango gate does not.
+    # No pair differs: the bootstrap collapses to [0, 0] but the score gate does not. By
+    # hand, at a null d < 0 every contrast is -d, the empty cell at the scale's end -1 - d
+    # takes mass -d, so V = -d (1 + d); the total moves one pair's change toward zero:
+    # T = (-d - 1/n) / sqrt(-d (1 + d) / n), and the bound solves T = t(0.975, n - 1).
     assert quality["resolved_delta_pp"] == 0.0
     assert quality["not_gating"]["bootstrap_ci_pp"] == [0.0, 0.0]
-    assert quality["gate_ci_pp"][0] == pytest.approx(-6.02, abs=0.01)
+    t = sps.t.ppf(0.975, n - 1)
+    # (x - 1/n)^2 = t^2 x (1 - x) / n with x = -d: the larger root of the quadratic.
+    qa, qb, qc = 1 + t * t / n, -(2 / n + t * t / n), 1 / n**2
+    x = (-qb + np.sqrt(qb * qb - 4 * qa * qc)) / (2 * qa)
+    assert quality["gate_ci_pp"][0] == pytest.approx(-100 * x, abs=1e-4)
     assert quality["regressions"] == quality["recoveries"] == 0
     assert quality["mcnemar_p"] == 1.0
     assert quality["non_inferior"] is True
@@ -129,11 +136,11 @@ def test_no_savings_and_min_savings_floor() -> None:
     same = _flags(n, set(range(30)))
     noisy = [700 + 13 * (i % 5) for i in range(n)]
     report = _report(_rows(same, [1000] * n), _rows(same, [1100 + i % 3 for i in range(n)]),
-                     quality_margin_pp=10.0)
+                     quality_margin_pp=20.0)
     assert report["status"] == "no_savings"
     assert report["savings"]["tokens"]["percent_saved"] == -10.0975
     floor = _report(_rows(same, [1000] * n), _rows(same, noisy), min_savings_percent=50,
-                    quality_margin_pp=10.0)
+                    quality_margin_pp=20.0)
     assert floor["status"] == "no_savings"
     low = floor["savings"]["tokens"]["gate_lower_bound"]
     assert 25.0 < low < floor["savings"]["tokens"]["ci"][0] < 28.0
@@ -263,14 +270,25 @@ def test_bootstrap_interval_agrees_with_scipy_bootstrap() -> None:
         sps.binomtest(min(regressions, recoveries), regressions + recoveries).pvalue, rel=1e-5)
 
 
-def test_score_intervals_for_single_runs_are_tango_and_newcombe() -> None:
+def test_score_intervals_for_single_runs_contain_tango_and_newcombe_is_beside() -> None:
+    from ctxbench.stats.proportions import tango_paired_interval
+    from ctxbench.stats.score import score_interval
+
     n = 161
     # Cavo et al. 2012 table: 59 both, 6 treatment only, 16 baseline only, 80 neither.
     base = _flags(n, set(range(59)) | set(range(65, 81)))
     treat = _flags(n, set(range(65)))
     report = _report(_rows(base, [10] * n), _rows(treat, [5] * n))
     quality = report["quality"]
-    assert [round(v, 2) for v in quality["gate_ci_pp"]] == [-12.40, -0.54]
+    # Tango's interval for this table is [-12.40, -0.54] (the published value); the gate
+    # is the continuity-corrected score interval on the bounded scale, which contains it.
+    tango = tango_paired_interval(6, 16, n)
+    assert [round(100 * v, 2) for v in (tango.low, tango.high)] == [-12.40, -0.54]
+    deltas = np.array([1.0] * 6 + [-1.0] * 16 + [0.0] * (n - 22))
+    gate = score_interval(deltas, np.ones(n), bounds=(-1.0, 1.0))
+    assert gate.low is not None and gate.high is not None
+    assert quality["gate_ci_pp"] == [round(100 * gate.low, 4), round(100 * gate.high, 4)]
+    assert gate.low < tango.low and gate.high > tango.high
     newcombe = quality["not_gating"]["newcombe_hybrid_score_ci_pp"]
     assert [round(v, 2) for v in newcombe] == [-11.86, -0.46]
     assert report["quality"]["mcnemar_p"] == 0.0524788
@@ -332,13 +350,15 @@ def test_any_valid_input_gives_a_schema_valid_report(
 
 
 def test_gate_compares_the_unrounded_bound() -> None:
-    from ctxbench.stats.proportions import tango_paired_interval
+    from ctxbench.stats.score import score_interval
 
-    n = 60
+    n = 61
     flags = _flags(n, set(range(40)))
     tokens = [600 + (i % 7) for i in range(n)]
-    low = 100 * tango_paired_interval(0, 0, n).low  # -6.017185...
-    shown = round(low, 4)  # -6.0172, below the true bound
+    gate_low = score_interval(np.zeros(n), np.ones(n), bounds=(-1.0, 1.0)).low
+    assert gate_low is not None
+    low = 100 * gate_low  # -8.950664...
+    shown = round(low, 4)  # -8.9507, below the true bound
     margin = -(low + shown) / 2  # -margin lies between the shown and the true bound
     report = _report(_rows(flags, [1000] * n), _rows(flags, tokens), quality_margin_pp=margin)
     assert report["quality"]["gate_ci_pp"][0] == shown < -margin <= low

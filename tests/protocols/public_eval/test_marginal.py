@@ -76,7 +76,7 @@ def test_governance_tax_gives_no_savings_never_supported() -> None:
     # Issue case: 40 tasks, the agent saves 15% of tokens, the governor spends 20%.
     base, treat = _arms(40, {"resolved": True, "tokens": 1000},
                         {"resolved": True, "tokens": 850, "governance_tokens": 200})
-    report = _report(base, treat, quality_margin_pp=10.0)
+    report = _report(base, treat, quality_margin_pp=20.0)
     assert report["status"] == "no_savings"
     assert report["savings"]["gross_tokens"]["percent_saved"] == 15.0
     assert report["savings"]["tokens"]["percent_saved"] == -5.0
@@ -91,7 +91,7 @@ def test_marginal_gross_and_net_case_is_supported_on_net() -> None:
                         {"resolved": True, "tokens": 700, "usd": 0.7,
                          "governance_tokens": 200, "governance_usd": 0.2,
                          "repeated_calls": 1})
-    report = _report(base, treat, quality_margin_pp=10.0)
+    report = _report(base, treat, quality_margin_pp=20.0)
     assert report["savings"]["gross_tokens"]["percent_saved"] == 30.0
     assert report["savings"]["tokens"]["percent_saved"] == 10.0
     assert report["savings"]["usd"]["percent_saved"] == 10.0
@@ -121,7 +121,7 @@ def test_marginal_minimum_net_savings_case_passes_through() -> None:
     # MARGINAL CLI test: 1000 -> 850 + 100: net 5% under a 10% minimum -> pass_through.
     base, treat = _arms(40, {"resolved": True, "tokens": 1000},
                         {"resolved": True, "tokens": 850, "governance_tokens": 100})
-    report = _report(base, treat, quality_margin_pp=10.0, min_savings_percent=10.0)
+    report = _report(base, treat, quality_margin_pp=20.0, min_savings_percent=10.0)
     assert report["savings"]["tokens"]["percent_saved"] == 5.0
     assert report["status"] == "no_savings"
 
@@ -131,12 +131,12 @@ def test_all_reviewed_stops_false_is_false_stop_risk() -> None:
     base, treat = _arms(40, {"resolved": True, "tokens": 1000},
                         {"resolved": True, "tokens": 500, "reviewed_stops": 1,
                          "false_stops": 1})
-    report = _report(base, treat, quality_margin_pp=10.0)
+    report = _report(base, treat, quality_margin_pp=20.0)
     stops = report["false_stops"]
     assert (stops["reviewed_stops"], stops["false_stops"], stops["rate"]) == (40, 40, 1.0)
     assert stops["ci"][0] > 0.9 and stops["exceeds_max"] is True
     assert report["status"] == "false_stop_risk"
-    allowed = _report(base, treat, quality_margin_pp=10.0, max_false_stop_rate=1.0)
+    allowed = _report(base, treat, quality_margin_pp=20.0, max_false_stop_rate=1.0)
     assert allowed["status"] == "supported"
 
 
@@ -150,12 +150,13 @@ def test_zero_verified_successes_cannot_be_supported() -> None:
 
 
 def test_thirty_identical_pairs_are_not_supported() -> None:
-    # The bootstrap collapses to [0, 0]; the Tango gate is +-11.35 pp and fails at 1 pp.
+    # The bootstrap collapses to [0, 0]; the score gate on the bounded scale is
+    # +-17.53 pp (Tango's interval would be +-11.35 pp) and fails at 1 pp.
     base, treat = _arms(30, {"resolved": True, "tokens": 1000},
                         {"resolved": True, "tokens": 500})
     report = _report(base, treat)
     assert report["quality"]["not_gating"]["bootstrap_ci_pp"] == [0.0, 0.0]
-    assert report["quality"]["gate_ci_pp"] == [-11.3513, 11.3513]
+    assert report["quality"]["gate_ci_pp"] == [-17.5316, 17.5316]
     assert report["status"] == "not_non_inferior"
 
 
@@ -176,7 +177,7 @@ def test_overhead_in_some_rows_only_makes_net_savings_unknown_not_agent_only() -
     base, treat = _arms(40, {"resolved": True, "tokens": 1000},
                         {"resolved": True, "tokens": 500, "governance_tokens": 50})
     del treat[7]["governance_tokens"]
-    report = _report(base, treat, quality_margin_pp=10.0)
+    report = _report(base, treat, quality_margin_pp=20.0)
     assert report["savings"]["tokens"] is None
     assert report["savings"]["gross_tokens"]["percent_saved"] == 50.0
     assert report["status"] == "no_savings"

@@ -104,7 +104,7 @@ def _rows(rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                         row["false_stops"] = rng.randint(0, row["reviewed_stops"])
                 arm.append(row)
     settings = Settings(confidence_level=rng.choice([0.9, 0.95]),
-                        quality_margin_pp=rng.choice([1.0, 5.0, 20.0]),
+                        quality_margin_pp=rng.choice([1.0, 5.0, 20.0, 40.0]),
                         bootstrap_samples=1000, seed=rng.randint(0, 10**6),
                         min_savings_percent=rng.choice([0.0, 10.0]),
                         max_false_stop_rate=rng.choice([0.0, 0.5]),

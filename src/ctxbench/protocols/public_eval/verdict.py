@@ -229,11 +229,13 @@ def methodology(settings: Settings, single_runs: bool,
         max_false_stop_rate=float(settings.max_false_stop_rate),
         min_instances=MIN_EVALUABLE_TASKS,
         non_inferiority_gate=(
-            "Tango (1998) score interval of the matched-pair resolve-rate delta"
+            "score interval of the matched-pair resolve-rate delta (Tango 1998 variance)"
             if single_runs else
-            "Tango (1998) score interval on regressions, recoveries and cells divided by "
-            "the design effect (cluster-robust over independent variance, at least 1; Rao & "
-            "Scott 1992)") + ": non-inferior when its lower bound >= -margin_pp; a loss is "
+            "score interval of the resolve-rate delta over instance clusters") + " on the "
+            "bounded scale: empty cells at the scale's ends, the total moved half the "
+            "largest step of one instance toward zero, Student-t critical value on "
+            "instances - 1 degrees of freedom; non-inferior when its lower bound >= "
+            "-margin_pp; a loss is "
             "shown when its upper bound < -margin_pp; bounds compared unrounded",
         savings_interval="symmetric studentized bootstrap (bootstrap-t) of log(treatment "
                          "total / baseline total) with the delta-method standard error per "

@@ -177,7 +177,7 @@ def _quality(report: PublicEvalReport, ids: Ids, level: str) -> str:
     q = report.quality
     not_gating = _not_gating(report)
     low, high = q.gate_ci_pp
-    rows = [ForestRow("gate: Tango score", q.resolved_delta_pp, low, high, q.non_inferior)]
+    rows = [ForestRow("gate: score", q.resolved_delta_pp, low, high, q.non_inferior)]
     rows += [ForestRow(f"not gating: {i.short}", q.resolved_delta_pp, i.low, i.high, None)
              for i in not_gating]
     margin = -q.margin_pp
@@ -197,7 +197,7 @@ def _quality(report: PublicEvalReport, ids: Ids, level: str) -> str:
                       f"above the dashed margin ({q.non_inferiority_gate}); only the first "
                       "row gates.")
     design = [] if q.design_effect is None else [
-        ("Design effect of the instance clustering (divides the gate's counts)",
+        ("Design effect of the instance clustering (descriptive, not gating)",
          f"{q.design_effect:.3f}")]
     numbers = kv_table([
         ("Resolve-rate delta", f"{q.resolved_delta_pp:+.2f} pp"),

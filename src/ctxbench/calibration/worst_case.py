@@ -1,0 +1,252 @@
+"""The largest type-I error of a bounded-score gate over two- and three-point distributions.
+
+A test of a mean cannot be valid for every distribution unless it uses the bounds of
+the scale (Bahadur & Savage 1956), and the distributions that come nearest to breaking a
+test that does are the ones with few support points: a rare large loss beside many small
+gains (two points), or that plus a lattice of no change (three points). For a cluster
+mean ``x`` on the scale ``[-1, 1]`` (a task's average change over its replicates), each
+distribution here puts its mass on two or three grid points with its mean exactly at the
+margin, and the false-pass probability of the gate is computed **exactly**: the sum of
+the multinomial probabilities of the counts that pass, where each count vector is judged
+by :func:`ctxbench.stats.score.score_test`, the function the CEF gates (H1-H3) and the
+public-eval quality gate call. Count vectors of probability below ``1e-12`` are skipped
+(their total is bounded and reported with the result).
+
+Replicates: with ``r`` replicates per task the cluster total is ``r x`` over ``r`` pairs;
+the score statistic, its extreme cells and its continuity correction all scale by ``r``,
+so the test of cluster means is the same (``tests/stats/test_score.py`` checks this).
+The search therefore covers replicates through the support grid: ``replicates = r``
+restricts the grid to the lattice ``k / r`` a task of ``r`` binary replicates can take,
+and ``replicates = 0`` to a continuous grid of step 0.05.
+
+H3 (a rise in the unsupported-claim rate is the harm) is H1 mirrored: reflecting every
+value (``x -> -x``) maps its null onto H1's, and the statistic is odd under it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ctxbench.stats._score_one import statistic_one
+from ctxbench.stats.score import _continuity, t_quantile
+
+__all__ = ["SEARCH", "Family", "WorstCase", "markdown_worst", "search", "type_i_exact",
+           "worst_case", "worst_json"]
+
+FloatArray = NDArray[np.float64]
+_PRUNE = 1e-12
+MARGIN = 0.01
+_BOUNDS = (-1.0, 1.0)
+LEVEL = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class WorstCase:
+    """The largest exact false-pass probability found over one family of distributions."""
+
+    gate: str
+    n: int
+    replicates: int
+    """0: a continuous grid of cluster means; r: the lattice of r binary replicates."""
+    points: int
+    distributions: int
+    support: tuple[float, ...]
+    probabilities: tuple[float, ...]
+    type_i: float
+    skipped_mass: float
+
+
+def _log_factorials(n: int) -> FloatArray:
+    """log(k!) for k = 0..n."""
+    return np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=np.float64)))])
+
+
+def _passes(values: FloatArray, counts: FloatArray, theta0: float, crit: float,
+            n: int) -> bool:
+    """H1's decision on clusters of one pair taking ``values`` ``counts`` times.
+
+    The steps of :func:`score_test` (distinct clusters, then the one-null statistic)
+    without repeating each value ``counts`` times first.
+    """
+    keep = counts > 0
+    num = values[keep]
+    ones = np.ones_like(num)
+    t = statistic_one(num, ones, counts[keep], theta0, _BOUNDS, _continuity(ones, _BOUNDS))
+    return bool(t >= crit)
+
+
+def type_i_exact(support: Sequence[float], probabilities: Sequence[float], n: int, *,
+                 margin: float = MARGIN, level: float = LEVEL) -> tuple[float, float]:
+    """P(H1 passes) for n clusters drawn from the distribution; and the mass skipped.
+
+    H1: the task-score delta's lower bound at or above ``-margin``; the distribution's
+    mean should be ``-margin`` for this to be a type-I error.
+    """
+    x = np.asarray(support, dtype=np.float64)
+    p = np.asarray(probabilities, dtype=np.float64)
+    # A point without mass is no support point (a three-point family at share 0, or a
+    # point whose mass the mean constraint left at rounding level).
+    keep = p > 1e-12
+    x, p = x[keep], p[keep] / p[keep].sum()
+    crit = t_quantile(0.5 + level / 2.0, n - 1)
+    theta0 = -margin
+    total = 0.0
+    seen = 0.0
+    lf = _log_factorials(n)
+    if x.shape[0] == 2:
+        k = np.arange(n + 1, dtype=np.float64)
+        logp = lf[n] - lf - lf[::-1] + k * math.log(p[0]) + (n - k) * math.log(p[1])
+        probs = np.exp(logp)
+        for kk in np.flatnonzero(probs >= _PRUNE):
+            seen += probs[kk]
+            if _passes(x, np.array([kk, n - kk], dtype=np.float64), theta0, crit, n):
+                total += probs[kk]
+        return total, max(0.0, 1.0 - seen)
+    k0 = np.arange(n + 1, dtype=np.float64)
+    marginal = np.exp(lf[n] - lf - lf[::-1] + k0 * math.log(p[0])
+                      + (n - k0) * math.log1p(-p[0]))
+    q = p[1] / (p[1] + p[2])
+    for a in np.flatnonzero(marginal >= _PRUNE):
+        # P(k0 = a) times P(k1 = b | k0 = a): binomial within the rest.
+        rest = n - int(a)
+        b = np.arange(rest + 1, dtype=np.float64)
+        lb = lf[rest] - lf[: rest + 1] - lf[rest::-1] + b * math.log(q) \
+            + (rest - b) * math.log1p(-q)
+        probs = marginal[a] * np.exp(lb)
+        for bb in np.flatnonzero(probs >= _PRUNE):
+            seen += probs[bb]
+            counts = np.array([a, bb, rest - bb], dtype=np.float64)
+            if _passes(x, counts, theta0, crit, n):
+                total += probs[bb]
+    return total, max(0.0, 1.0 - seen)
+
+
+def _grid(replicates: int) -> FloatArray:
+    if replicates > 0:
+        return np.arange(-replicates, replicates + 1, dtype=np.float64) / replicates
+    return np.round(np.linspace(-1.0, 1.0, 41), 10)
+
+
+Distribution = tuple[tuple[float, ...], tuple[float, ...]]
+
+
+def _two_point(grid: FloatArray, theta0: float) -> list[Distribution]:
+    out: list[Distribution] = []
+    for lo in grid[grid < theta0]:
+        for hi in grid[grid > theta0]:
+            p_lo = (hi - theta0) / (hi - lo)
+            out.append(((float(lo), float(hi)), (p_lo, 1.0 - p_lo)))
+    return out
+
+
+def _three_point(grid: FloatArray, theta0: float,
+                 middles: Sequence[float]) -> list[Distribution]:
+    """Three points: a loss, a middle value and a gain; the middle's mass over a grid."""
+    out: list[Distribution] = []
+    for lo in grid[grid < theta0]:
+        for hi in grid[grid > theta0]:
+            for mid in grid[(grid > lo) & (grid < hi)]:
+                for share in middles:
+                    # share of the mass on mid; lo and hi split the rest to keep the mean.
+                    rest = 1.0 - share
+                    target = (theta0 - share * mid) / rest
+                    if not lo < target < hi:
+                        continue
+                    p_lo = rest * (hi - target) / (hi - lo)
+                    out.append(((float(lo), float(mid), float(hi)),
+                                (p_lo, share, rest - p_lo)))
+    return out
+
+
+def worst_case(sizes: Sequence[int], *, points: int, replicates: int,
+               coarse: int = 1, middles: Sequence[float] = (0.5, 0.9, 0.97),
+               gate: str = "cef.H1-H3") -> list[WorstCase]:
+    """The largest exact type-I of H1 at the margin for each n, over the support grid.
+
+    ``coarse`` keeps every ``coarse``-th grid point (a sparser grid for large n).
+    """
+    theta0 = -MARGIN
+    grid = _grid(replicates)[::coarse]
+    if grid[-1] != 1.0:
+        grid = np.append(grid, 1.0)
+    family = _two_point(grid, theta0) if points == 2 else _three_point(grid, theta0, middles)
+    out = []
+    for n in sizes:
+        best: tuple[float, float, tuple[float, ...], tuple[float, ...]] = (-1.0, 0.0, (), ())
+        for support, probs in family:
+            rate, skipped = type_i_exact(support, probs, n)
+            if rate > best[0]:
+                best = (rate, skipped, support, probs)
+        out.append(WorstCase(gate, n, replicates, points,
+                             len(family), best[2], tuple(round(p, 6) for p in best[3]),
+                             best[0], best[1]))
+    return out
+
+
+def worst_json(rows: Sequence[WorstCase]) -> list[dict[str, object]]:
+    """The rows as JSON members (rates unrounded)."""
+    return [{"gate": r.gate, "n": r.n, "replicates": r.replicates, "points": r.points,
+             "distributions": r.distributions, "support": list(r.support),
+             "probabilities": list(r.probabilities), "type_i": r.type_i,
+             "skipped_mass": r.skipped_mass, "within_goal": r.type_i <= 0.025}
+            for r in rows]
+
+
+def markdown_worst(rows: Sequence[WorstCase]) -> str:
+    lines = ["| gate | n | replicates | points | distributions | worst support | "
+             "probabilities | exact type-I | goal |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        reps = "continuous grid" if r.replicates == 0 else f"{r.replicates} binary"
+        verdict = "within goal" if r.type_i <= 0.025 else "OUTSIDE goal"
+        lines.append(f"| {r.gate} | {r.n} | {reps} | {r.points} | {r.distributions} | "
+                     f"{', '.join(f'{v:g}' for v in r.support)} | "
+                     f"{', '.join(f'{v:g}' for v in r.probabilities)} | "
+                     f"{r.type_i * 100:.3f}% | <= 2.5% ({verdict}) |")
+    return "\n".join(lines) + "\n"
+
+
+_SHARES = tuple(float(v) for v in np.round(np.linspace(0.0, 0.96, 25), 4))
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One family of distributions searched, and the study sizes it is searched at."""
+
+    gate: str
+    sizes: tuple[int, ...]
+    points: int
+    replicates: int
+    coarse: int = 1
+    middles: tuple[float, ...] = (0.5, 0.9, 0.97)
+
+
+_BINARY = "cef.H1-H3 / public_eval.quality"
+SEARCH: tuple[Family, ...] = (
+    # Binary single runs: the trinomial {-1, 0, 1} with the no-change mass over a grid
+    # (every discordance from 4% to 100%). The count space grows as n^2: n <= 100 here;
+    # benchmarks/RESULTS.md gives n up to 1000 from the closed form of the same test.
+    Family(f"{_BINARY}, binary pairs", (10, 20, 30, 50, 100), 3, 1, middles=_SHARES),
+    # Two points anywhere on a 0.05 grid of cluster means.
+    Family("cef.H1-H3, continuous", (10, 20, 50, 100, 200, 500, 1000), 2, 0),
+    # Three points on a 0.2 grid.
+    Family("cef.H1-H3, continuous", (10, 20, 50), 3, 0, coarse=4),
+    # Tasks of 3 binary replicates: cluster means on the lattice k / 3.
+    Family(f"{_BINARY}, 3 binary replicates", (10, 20, 50, 100, 300, 1000), 2, 3),
+    Family(f"{_BINARY}, 3 binary replicates", (10, 20, 50), 3, 3),
+)
+"""The families ``ctxbench calibrate --worst-case`` searches."""
+
+
+def search(max_n: int | None = None) -> list[WorstCase]:
+    """Every family of :data:`SEARCH` (sizes above ``max_n`` left out)."""
+    out: list[WorstCase] = []
+    for f in SEARCH:
+        chosen = [n for n in f.sizes if max_n is None or n <= max_n]
+        out.extend(worst_case(chosen, points=f.points, replicates=f.replicates,
+                              coarse=f.coarse, middles=f.middles, gate=f.gate))
+    return out
