@@ -26,15 +26,23 @@ def _report(doc: dict[str, Any]) -> CefReport:
 
 
 def test_loss_shown_and_inconclusive_lines() -> None:
+    heavy = _report(_doc("cef-failure-heavy")).aggregate.comparisons[0]
+    assert outcome_line(heavy) == (
+        "H1 (task quality) loss shown: [-0.3666, -0.0163] lies wholly below -0.0100; "
+        "H2 (evidence recall) loss shown: [-0.3666, -0.0163] lies wholly below -0.0100; "
+        "H3 (grounding) loss shown: [+0.0587, +0.4189] lies wholly above +0.0100")
     report = _report(_doc("cef-two-stratum"))
     first = report.strata[1].comparisons[0]
     assert outcome_line(first) == (
-        "H1 (task quality) loss shown: [-0.0635, -0.0317] lies wholly below -0.0100; "
-        "H2 (evidence recall) inconclusive: [-0.0135, +0.0088] straddles -0.0100; this "
-        "study supports a margin of -0.0135; about 114 tasks for -0.0100 at 80% power if "
-        "the truth were the estimate")
+        "H1 (task quality) inconclusive: [-0.2263, +0.1355] straddles -0.0100; this study "
+        "supports a margin of -0.2263; the estimate is itself beyond -0.0100, so more tasks "
+        "are not expected to show it; H2 (evidence recall) inconclusive: [-0.1828, +0.1790] "
+        "straddles -0.0100; this study supports a margin of -0.1828; about 29268 tasks for "
+        "-0.0100 at 80% power if the truth were the estimate; H3 (grounding) inconclusive: "
+        "[-0.1799, +0.1819] straddles +0.0100; this study supports a margin of +0.1819; "
+        "about 22727 tasks for +0.0100 at 80% power if the truth were the estimate")
     md = render_markdown(report)
-    assert f"- **{first.condition}: NO CLAIM**: H1 (task quality) loss shown" in md
+    assert f"- **{first.condition}: NO CLAIM**: H1 (task quality) inconclusive" in md
 
 
 def test_not_evaluable_and_an_estimate_beyond_the_margin() -> None:
@@ -46,8 +54,8 @@ def test_not_evaluable_and_an_estimate_beyond_the_margin() -> None:
     line = outcome_line(_report(doc).aggregate.comparisons[0])
     assert line is not None
     assert "; H2 (evidence recall) not evaluable; " in line
-    assert ("H1 (task quality) inconclusive: [-0.0782, +0.0483] straddles -0.0100; this "
-            "study supports a margin of -0.0782; the estimate is itself beyond -0.0100, so "
+    assert ("H1 (task quality) inconclusive: [-0.7829, +0.7530] straddles -0.0100; this "
+            "study supports a margin of -0.7829; the estimate is itself beyond -0.0100, so "
             "more tasks are not expected to show it") in line
     assert line.endswith("H4 (context reduction) inconclusive: [26.0%, 36.1%] clears 0.0%, "
                          "but the score test at 0.0% does not (T = -2.147, critical 2.365)")
@@ -67,4 +75,4 @@ def test_a_passing_condition_and_an_old_report_have_no_line() -> None:
 def test_the_html_page_says_it_in_the_claims_list(tmp_path: Path) -> None:
     page = render_html([GOLDEN / "cef-failure-heavy" / "report.json"], tmp_path / "p.html")
     assert ("<strong>entroly: NO CLAIM</strong>: H1 (task quality) loss shown: "
-            "[-0.3190, -0.0903] lies wholly below -0.0100;") in page
+            "[-0.3666, -0.0163] lies wholly below -0.0100;") in page

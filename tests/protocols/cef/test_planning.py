@@ -70,7 +70,7 @@ def test_simulated_power_agrees_with_an_independent_simulation() -> None:
     # (different stream, its own generator code) decided by compare._gate.
     design = StudyDesign("continuous", margin=0.05, difference=0.0, sd=0.12, replicates=2,
                     replicate_sd=0.05)
-    n, reps = 40, 400
+    n, reps = 110, 400
     planned = simulated_power(design, n, replications=reps, rng=derive_rng(1, "a"))
     rng = derive_rng(2, "independent")
     hits = 0
