@@ -1,5 +1,6 @@
 """Simulated coverage of the resolve-rate delta intervals with repeated runs: the gate
-(Tango on design-effect-scaled counts) and the clustered bootstrap (not gating)."""
+(the score interval over instance clusters on the bounded scale) and the clustered
+bootstrap (not gating)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ def test_delta_interval_covers_the_true_difference_with_repeated_runs() -> None:
         boot = report.quality.not_gating.bootstrap_ci_pp
         assert boot is not None and boot[0] is not None and boot[1] is not None
         boot_hits += boot[0] <= -3.0 <= boot[1]
-    assert 0.93 <= hits / sims <= 0.98
+    # Since issue 20 the gate allows an instance to lose every run and is continuity-
+    # corrected, so it is conservative here (297 of 300; Tango on design-effect-scaled
+    # counts covered 93-98%): it must never undercover.
+    assert hits / sims >= 0.93
     # The percentile bootstrap with 60 clusters undercovers slightly; it must stay close.
     assert 0.90 <= boot_hits / sims <= 0.98
