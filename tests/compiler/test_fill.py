@@ -110,11 +110,13 @@ def test_real_documentation_packets_over_the_header_share_have_no_free_line() ->
     index = ContextIndex.build(Corpus.from_directory(DOCS, classification="internal"),
                                get_tokenizer())
     policy = Policy(("internal",), ())
-    for query in ("how is the persistent index cache keyed", "what does the peer rank with",
-                  "which constants were fitted on the dev set",
-                  "how are trial logs appended"):
-        # From 16 tokens, where a header and a line or two are the whole packet.
-        assert _check(index, query, policy, range(16, 700, 11)) > 0
+    # From 16 tokens, where a header and a line or two are the whole packet. The docs
+    # change with the project, so a query may leave no packet over the share: the check
+    # must only not be vacuous over all of them.
+    over = sum(_check(index, query, policy, range(16, 700, 11)) for query in (
+        "how is the persistent index cache keyed", "what does the peer rank with",
+        "which constants were fitted on the dev set", "how are trial logs appended"))
+    assert over > 0
 
 
 def test_fill_goes_past_a_whole_chunk_only_while_headers_are_over_their_share(
