@@ -315,6 +315,7 @@ def markdown_worst(rows: Sequence[WorstCase]) -> str:
 
 
 _SHARES = tuple(float(v) for v in np.round(np.linspace(0.0, 0.96, 25), 4))
+_FINE_SHARES = tuple(float(v) for v in np.round(np.linspace(0.0, 0.96, 97), 4))
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,9 +334,9 @@ _BINARY = "cef.H1-H3 / public_eval.quality"
 _SIZES = (10, 20, 50, 100, 200, 500, 1000)
 SEARCH: tuple[Family, ...] = (
     # Binary single runs: the trinomial {-1, 0, 1} with the no-change mass over a grid
-    # (every discordance from 4% to 100%).
+    # (every discordance from 4% to 100%, in steps of 1%).
     Family(f"{_BINARY}, binary pairs", (10, 20, 30, 50, 100, 200, 500, 1000), 3, 1,
-           middles=_SHARES),
+           middles=_FINE_SHARES),
     # Two points anywhere on a 0.05 grid of cluster means.
     Family("cef.H1-H3, continuous", _SIZES, 2, 0),
     # Three points on a 0.1 grid up to n = 200, on a 0.2 grid up to n = 1000.
