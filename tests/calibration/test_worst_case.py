@@ -10,8 +10,12 @@ import pytest
 
 from ctxbench.calibration.worst_case import (
     _SHARES,
+    _grid,
+    _three_point,
+    _two_point,
     markdown_worst,
     type_i_exact,
+    type_i_fast,
     worst_case,
     worst_json,
 )
@@ -36,6 +40,36 @@ def test_exact_type_i_equals_brute_force_over_every_sample(
     exact, skipped = type_i_exact(support, probs, n)
     assert exact == pytest.approx(total, abs=1e-12)
     assert skipped < 1e-9
+
+
+def _sample_family() -> list[tuple[tuple[float, ...], tuple[float, ...]]]:
+    """Every 5th two-point and every 9th three-point distribution of the searched grids."""
+    return [*_two_point(_grid(0), -0.01)[::5],
+            *_three_point(_grid(0)[::4], -0.01, (0.5, 0.9, 0.97))[::9],
+            *_three_point(_grid(1), -0.01, _SHARES)[::3],
+            *_three_point(_grid(3), -0.01, (0.5, 0.9, 0.97))[::4]]
+
+
+@pytest.mark.parametrize("n", [10, 20, 30])
+def test_vectorized_type_i_equals_the_count_by_count_one(n: int) -> None:
+    """type_i_fast judges every count vector as type_i_exact does (same value to 1e-12)."""
+    family = _sample_family()
+    assert len(family) > 60
+    for support, probs in family:
+        exact = type_i_exact(support, probs, n)
+        fast = type_i_fast(support, probs, n)
+        assert fast[0] == pytest.approx(exact[0], abs=1e-12), (support, probs)
+        assert fast[1] == pytest.approx(exact[1], abs=1e-12), (support, probs)
+
+
+@pytest.mark.slow
+def test_vectorized_type_i_at_n_1000_matches_and_stays_within_goal() -> None:
+    """Binary pairs, all discordant-ish, at n = 1000: both computations agree."""
+    support, probs = (-1.0, 0.0, 1.0), (0.3, 0.41, 0.29)
+    fast = type_i_fast(support, probs, 1000)
+    assert fast[0] == pytest.approx(type_i_exact(support, probs, 1000)[0], abs=1e-12)
+    assert fast[0] <= 0.025
+    assert fast[1] < 1e-8
 
 
 def test_a_point_without_mass_is_left_out() -> None:

@@ -8,8 +8,10 @@ mean ``x`` on the scale ``[-1, 1]`` (a task's average change over its replicates
 distribution here puts its mass on two or three grid points with its mean exactly at the
 margin, and the false-pass probability of the gate is computed **exactly**: the sum of
 the multinomial probabilities of the counts that pass, where each count vector is judged
-by :func:`ctxbench.stats.score.score_test`, the function the CEF gates (H1-H3) and the
-public-eval quality gate call. Count vectors of probability below ``1e-12`` are skipped
+by the statistic of :func:`ctxbench.stats.score.score_test`, the function the CEF gates
+(H1-H3) and the public-eval quality gate call (:func:`type_i_exact` one count vector at
+a time; :func:`type_i_fast`, which the search uses, every count vector at once, with
+the same decisions). Count vectors of probability below ``1e-12`` are skipped
 (their total is bounded and reported with the result).
 
 Replicates: with ``r`` replicates per task the cluster total is ``r x`` over ``r`` pairs;
@@ -35,8 +37,8 @@ from numpy.typing import NDArray
 from ctxbench.stats._score_one import statistic_one
 from ctxbench.stats.score import _continuity, t_quantile
 
-__all__ = ["SEARCH", "Family", "WorstCase", "markdown_worst", "search", "type_i_exact",
-           "worst_case", "worst_json"]
+__all__ = ["SEARCH", "Family", "WorstCase", "markdown_worst", "passes_many", "search",
+           "type_i_exact", "type_i_fast", "worst_case", "worst_json"]
 
 FloatArray = NDArray[np.float64]
 _PRUNE = 1e-12
@@ -126,6 +128,108 @@ def type_i_exact(support: Sequence[float], probabilities: Sequence[float], n: in
     return total, max(0.0, 1.0 - seen)
 
 
+_BISECTION = 200
+
+
+def passes_many(values: FloatArray, counts: FloatArray, theta0: float,
+                crit: float) -> NDArray[np.bool_]:
+    """H1's decision for each row of ``counts`` (m, k): clusters taking ``values`` (k,).
+
+    :func:`_passes` over every count vector at once: the same statistic (the tilted
+    variance with the scale's ends as the empty cells, the continuity correction), the
+    root of the tilted variance found by bisection to adjacent doubles on every row
+    together instead of Newton steps row by row. A zero count is no cluster (its term is
+    left out, as :func:`_passes` drops it). Every value lies on the scale, so the ends
+    ``a``, ``b`` bound the contrasts and the tilted variance is always defined.
+    """
+    w = counts
+    n = w.sum(axis=1)
+    z = values - theta0
+    a = _BOUNDS[0] - theta0
+    b = _BOUNDS[1] - theta0
+    shift = _continuity(np.ones(1), _BOUNDS)
+    mean = (w * z).sum(axis=1) / n
+    mean = np.sign(mean) * np.maximum(np.abs(mean) - shift / n, 0.0)
+    present = w > 0
+    lo0, hi0 = -1.0 / b, -1.0 / a
+
+    def total(lam: FloatArray) -> FloatArray:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            den = 1.0 + lam[:, None] * z
+            terms = np.where(den > 0, z / np.where(den > 0, den, 1.0),
+                             np.where(z > 0, np.inf, -np.inf))
+            out: FloatArray = np.where(present, w * terms, 0.0).sum(axis=1)
+        return out
+
+    m = w.shape[0]
+    low_case = total(np.full(m, hi0)) >= 0
+    high_case = ~low_case & (total(np.full(m, lo0)) <= 0)
+    lo, hi = np.full(m, lo0), np.full(m, hi0)
+    for _ in range(_BISECTION):
+        mid = 0.5 * (lo + hi)
+        up = total(mid) > 0
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+    lam = 0.5 * (lo + hi)
+    floor = (w * z * z).sum(axis=1) / n
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        p = w / (1.0 + lam[:, None] * z)
+        inner = (p * z * z).sum(axis=1) / p.sum(axis=1)
+        e = np.where(low_case, a, b)[:, None]
+        pk = np.where(present, (w / n[:, None]) * e / (e - z), 0.0)
+    p_ext = np.clip(1.0 - pk.sum(axis=1), 0.0, 1.0)
+    kkt = (pk * z * z).sum(axis=1) + p_ext * e[:, 0] ** 2
+    var = np.maximum(np.where(low_case | high_case, kkt, inner), floor)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where((mean == 0) & ~(var > 0), 0.0, mean / np.sqrt(var / n))
+    result: NDArray[np.bool_] = t >= crit
+    return result
+
+
+def _count_vectors(p: FloatArray, n: int) -> tuple[FloatArray, FloatArray]:
+    """Every count vector of n draws from ``p`` (2 or 3 points) of probability >= 1e-12."""
+    lf = _log_factorials(n)
+    k0 = np.arange(n + 1, dtype=np.float64)
+    if p.shape[0] == 2:
+        probs = np.exp(lf[n] - lf - lf[::-1] + k0 * math.log(p[0])
+                       + (n - k0) * math.log(p[1]))
+        keep = probs >= _PRUNE
+        return np.stack([k0[keep], n - k0[keep]], axis=1), probs[keep]
+    marginal = np.exp(lf[n] - lf - lf[::-1] + k0 * math.log(p[0])
+                      + (n - k0) * math.log1p(-p[0]))
+    q = p[1] / (p[1] + p[2])
+    rows: list[FloatArray] = []
+    masses: list[FloatArray] = []
+    for a in np.flatnonzero(marginal >= _PRUNE):
+        rest = n - int(a)
+        b = np.arange(rest + 1, dtype=np.float64)
+        probs = marginal[a] * np.exp(lf[rest] - lf[: rest + 1] - lf[rest::-1]
+                                     + b * math.log(q) + (rest - b) * math.log1p(-q))
+        keep = probs >= _PRUNE
+        bb = b[keep]
+        rows.append(np.stack([np.full(bb.shape, float(a)), bb, rest - bb], axis=1))
+        masses.append(probs[keep])
+    return np.concatenate(rows), np.concatenate(masses)
+
+
+def type_i_fast(support: Sequence[float], probabilities: Sequence[float], n: int, *,
+                margin: float = MARGIN, level: float = LEVEL) -> tuple[float, float]:
+    """:func:`type_i_exact` with every count vector judged at once (:func:`passes_many`).
+
+    The same count vectors, the same pruning and the same decisions (checked against
+    :func:`type_i_exact` in ``tests/calibration/test_worst_case.py``); fast enough for
+    three-point distributions at n = 1000 (about 10^5 count vectors each).
+    """
+    x = np.asarray(support, dtype=np.float64)
+    p = np.asarray(probabilities, dtype=np.float64)
+    keep = p > 1e-12
+    x, p = x[keep], p[keep] / p[keep].sum()
+    crit = t_quantile(0.5 + level / 2.0, n - 1)
+    counts, probs = _count_vectors(p, n)
+    passed = passes_many(x, counts, -margin, crit)
+    return float(probs[passed].sum()), max(0.0, 1.0 - float(probs.sum()))
+
+
 def _grid(replicates: int) -> FloatArray:
     if replicates > 0:
         return np.arange(-replicates, replicates + 1, dtype=np.float64) / replicates
@@ -179,7 +283,7 @@ def worst_case(sizes: Sequence[int], *, points: int, replicates: int,
     for n in sizes:
         best: tuple[float, float, tuple[float, ...], tuple[float, ...]] = (-1.0, 0.0, (), ())
         for support, probs in family:
-            rate, skipped = type_i_exact(support, probs, n)
+            rate, skipped = type_i_fast(support, probs, n)
             if rate > best[0]:
                 best = (rate, skipped, support, probs)
         out.append(WorstCase(gate, n, replicates, points,
@@ -211,6 +315,7 @@ def markdown_worst(rows: Sequence[WorstCase]) -> str:
 
 
 _SHARES = tuple(float(v) for v in np.round(np.linspace(0.0, 0.96, 25), 4))
+_FINE_SHARES = tuple(float(v) for v in np.round(np.linspace(0.0, 0.96, 97), 4))
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,18 +331,20 @@ class Family:
 
 
 _BINARY = "cef.H1-H3 / public_eval.quality"
+_SIZES = (10, 20, 50, 100, 200, 500, 1000)
 SEARCH: tuple[Family, ...] = (
     # Binary single runs: the trinomial {-1, 0, 1} with the no-change mass over a grid
-    # (every discordance from 4% to 100%). The count space grows as n^2: n <= 100 here;
-    # benchmarks/RESULTS.md gives n up to 1000 from the closed form of the same test.
-    Family(f"{_BINARY}, binary pairs", (10, 20, 30, 50, 100), 3, 1, middles=_SHARES),
+    # (every discordance from 4% to 100%, in steps of 1%).
+    Family(f"{_BINARY}, binary pairs", (10, 20, 30, 50, 100, 200, 500, 1000), 3, 1,
+           middles=_FINE_SHARES),
     # Two points anywhere on a 0.05 grid of cluster means.
-    Family("cef.H1-H3, continuous", (10, 20, 50, 100, 200, 500, 1000), 2, 0),
-    # Three points on a 0.2 grid.
-    Family("cef.H1-H3, continuous", (10, 20, 50), 3, 0, coarse=4),
+    Family("cef.H1-H3, continuous", _SIZES, 2, 0),
+    # Three points on a 0.1 grid up to n = 200, on a 0.2 grid up to n = 1000.
+    Family("cef.H1-H3, continuous", (10, 20, 50, 100, 200), 3, 0, coarse=2),
+    Family("cef.H1-H3, continuous", _SIZES, 3, 0, coarse=4),
     # Tasks of 3 binary replicates: cluster means on the lattice k / 3.
-    Family(f"{_BINARY}, 3 binary replicates", (10, 20, 50, 100, 300, 1000), 2, 3),
-    Family(f"{_BINARY}, 3 binary replicates", (10, 20, 50), 3, 3),
+    Family(f"{_BINARY}, 3 binary replicates", _SIZES, 2, 3),
+    Family(f"{_BINARY}, 3 binary replicates", _SIZES, 3, 3),
 )
 """The families ``ctxbench calibrate --worst-case`` searches."""
 
