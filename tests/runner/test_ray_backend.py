@@ -593,3 +593,44 @@ def test_gcs_watch_declares_a_loss_only_after_it_saw_the_gcs(
     # (1 s each: over three times the loss threshold.)
     assert asyncio.run(watch(f"127.0.0.1:{port}", close=None, polls=20)) is None
     assert asyncio.run(watch(f"127.0.0.1:{port}", close=None, client=True, polls=20)) is None
+
+
+def test_starting_asks_again_an_actor_ray_calls_temporarily_unavailable() -> None:
+    # A fresh clone's `make slow` once stopped at "a Ray worker failed to start: The actor
+    # ... is temporarily unavailable: ... Connection reset by peer" while the node's
+    # workers were starting; the start-up calls are asked again instead.
+    from ctxbench.core import RuntimeFailure
+    from ctxbench.runner.ray_backend import start_actors
+
+    class Unavailable(Exception):
+        pass
+
+    class Fake:
+        class exceptions:  # noqa: N801 - the shape of the ray module
+            RayError = Exception
+            RayTaskError = type("RayTaskError", (Exception,), {})
+            ActorUnavailableError = Unavailable
+
+    answers: list[list[object]] = []
+
+    def ask() -> list[object]:
+        answers.append([])
+        if len(answers) < 3:
+            raise Unavailable("The actor is temporarily unavailable: RpcError")
+        return [("pid", "identity")]
+
+    assert start_actors(Fake, ask, retry_s=10.0, pause_s=0.0) == [("pid", "identity")]
+    assert len(answers) == 3
+
+    def never() -> list[object]:
+        raise Unavailable("The actor is temporarily unavailable: RpcError")
+
+    with pytest.raises(RuntimeFailure, match=r"\[execution\]: a Ray worker failed to start: "
+                       r"The actor is temporarily unavailable: RpcError"):
+        start_actors(Fake, never, retry_s=0.0, pause_s=0.0)
+
+    def broken() -> list[object]:
+        raise ValueError("no such model")
+
+    with pytest.raises(RuntimeFailure, match="no such model"):
+        start_actors(Fake, broken, retry_s=10.0, pause_s=0.0)

@@ -36,6 +36,7 @@ import contextvars
 import os
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -70,6 +71,32 @@ def _import_ray() -> Any:
                          f"install it with: {INSTALL_HINT}") from exc
     return ray
 
+
+
+START_RETRY_S = 20.0
+"""How long starting the workers asks again an actor Ray calls temporarily unavailable."""
+
+
+def start_actors(ray: Any, ask: Callable[[], list[Any]], retry_s: float,
+                 pause_s: float = 0.5) -> list[Any]:
+    """``ask()``, the calls that start the actors, asked again while Ray says an actor is
+    temporarily unavailable (its first connection reset while the node's workers start),
+    for up to ``retry_s``. They only start the actors, so asking twice sends nothing; any
+    other failure, or one past the deadline, is a located RuntimeFailure."""
+    deadline = time.monotonic() + retry_s
+    while True:
+        try:
+            return ask()
+        except ray.exceptions.RayTaskError as exc:
+            raise _unwrap(exc) from None
+        except ray.exceptions.ActorUnavailableError as exc:
+            if time.monotonic() >= deadline:
+                raise RuntimeFailure(f"[execution]: a Ray worker failed to start: "
+                                     f"{_cause(exc)}") from exc
+            time.sleep(pause_s)
+        except ray.exceptions.RayError as exc:
+            raise RuntimeFailure(f"[execution]: a Ray worker failed to start: "
+                                 f"{_cause(exc)}") from exc
 
 @dataclass(slots=True)
 class RemoteProvider:
@@ -278,14 +305,11 @@ class RayExecutor:
         self._in_flight = [0] * ex.workers
         self.stats = [WorkerStats(index=i) for i in range(ex.workers)]
         # Fail now, not at the first trial, when a worker cannot start (a missing model).
-        try:
+        def ask() -> list[Any]:
             ray.get(self._contexts.ready.remote())
-            identities = ray.get([w.identity.remote() for w in self._workers])
-        except ray.exceptions.RayTaskError as exc:
-            raise _unwrap(exc) from None
-        except ray.exceptions.RayError as exc:
-            raise RuntimeFailure(f"[execution]: a Ray worker failed to start: "
-                                 f"{_cause(exc)}") from exc
+            return list(ray.get([w.identity.remote() for w in self._workers]))
+
+        identities = start_actors(ray, ask, START_RETRY_S)
         for stat, (pid, _) in zip(self.stats, identities, strict=True):
             stat.pids.append(pid)
         self._started = time.perf_counter()
