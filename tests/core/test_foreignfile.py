@@ -36,3 +36,27 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
 def test_depth_equals_the_parsed_values(value: object) -> None:
     assert json_depth(json.dumps(value).encode()) == _depth(value)
     assert json_depth(json.dumps(value, ensure_ascii=False).encode()) == _depth(value)
+
+
+def test_a_member_in_a_compression_method_zipfile_lacks_is_a_located_error(
+        tmp_path: object) -> None:
+    # zipfile answers NotImplementedError for a method it does not implement (99: AES).
+    import struct
+    import zipfile
+    from pathlib import Path
+
+    from ctxbench.core.errors import InputError
+    from ctxbench.core.foreignfile import check_zip_file
+
+    path = Path(str(tmp_path)) / "log.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr("header.json", b'{"a": 1}')
+    data = bytearray(path.read_bytes())
+    local = data.index(b"PK\x03\x04")
+    central = data.index(b"PK\x01\x02")
+    struct.pack_into("<H", data, local + 8, 99)
+    struct.pack_into("<H", data, central + 10, 99)
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"log\.eval: expected a zip archive, got one that "
+                       r"cannot be read \(NotImplementedError: "):
+        check_zip_file(path, "log.eval", json_suffix=".json")

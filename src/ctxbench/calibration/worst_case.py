@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ctxbench.stats._score_one import statistic_one
-from ctxbench.stats.score import _continuity, t_quantile
+from ctxbench.stats.score import continuity_shift, t_quantile
 
 __all__ = ["SEARCH", "Family", "WorstCase", "markdown_worst", "passes_many", "search",
            "type_i_exact", "type_i_fast", "worst_case", "worst_json"]
@@ -78,7 +78,7 @@ def _passes(values: FloatArray, counts: FloatArray, theta0: float, crit: float,
     keep = counts > 0
     num = values[keep]
     ones = np.ones_like(num)
-    t = statistic_one(num, ones, counts[keep], theta0, _BOUNDS, _continuity(ones, _BOUNDS))
+    t = statistic_one(num, ones, counts[keep], theta0, _BOUNDS, continuity_shift(ones, _BOUNDS))
     return bool(t >= crit)
 
 
@@ -147,7 +147,7 @@ def passes_many(values: FloatArray, counts: FloatArray, theta0: float,
     z = values - theta0
     a = _BOUNDS[0] - theta0
     b = _BOUNDS[1] - theta0
-    shift = _continuity(np.ones(1), _BOUNDS)
+    shift = continuity_shift(np.ones(1), _BOUNDS)
     mean = (w * z).sum(axis=1) / n
     mean = np.sign(mean) * np.maximum(np.abs(mean) - shift / n, 0.0)
     present = w > 0

@@ -38,6 +38,13 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 
 
+# What zipfile raises for an archive it cannot read: a damaged or truncated one
+# (BadZipFile, EOFError, ValueError), a ZIP64 one it may not open (LargeZipFile), and one
+# whose members use a compression method it does not implement (it raises
+# NotImplementedError for those, e.g. method 99, AES encryption).
+_UNREADABLE_ZIP: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError)
+
 def json_depth(data: bytes) -> int:
     """The deepest nesting of arrays and objects in the JSON text ``data`` (0 for a
     scalar); for text that is not JSON, a number the foreign reader will refuse anyway."""
@@ -115,8 +122,7 @@ def check_zip_file(path: str | os.PathLike[str], shown: str, *,
                             parts.append(chunk)
                 if parts:
                     _check_depth(b"".join(parts), where)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError,
-            ValueError) as exc:
+    except _UNREADABLE_ZIP as exc:
         raise InputError(f"{shown}: expected a zip archive, got one that cannot be read "
                          f"({type(exc).__name__}: {str(exc)[:120]})") from None
     except OSError as exc:

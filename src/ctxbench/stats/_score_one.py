@@ -72,7 +72,7 @@ def statistic_one(num: FloatArray, den: FloatArray, w: FloatArray, theta0: float
     arrays (reductions over a row and over a 1-D array are the same pairwise sums), and
     a branch not taken is not computed: the regula falsi of a score interval evaluates
     one null per step. ``shift`` (>= 0) moves the total contrast that far toward zero
-    (the continuity correction of ``score._continuity``).
+    (the continuity correction of ``score.continuity_shift``).
     """
     n = float(w.sum())
     z = num - theta0 * den

@@ -61,6 +61,7 @@ from ctxbench.stats._score_one import (
 __all__ = [
     "ScoreInterval",
     "ScoreTest",
+    "continuity_shift",
     "score_interval",
     "score_interval_and_test",
     "score_test",
@@ -235,7 +236,7 @@ def _extremes(bounds: tuple[float, float]) -> tuple[float, float]:
     return float(lower), float(upper)
 
 
-def _continuity(den: FloatArray, bounds: tuple[float, float] | None) -> float:
+def continuity_shift(den: FloatArray, bounds: tuple[float, float] | None) -> float:
     """How far the total contrast moves toward zero before it is tested (bounded scales).
 
     Half of the largest step one cluster can move the total, ``den.max() * (upper -
@@ -307,7 +308,7 @@ def score_test(num: FloatArray, den: FloatArray, theta0: float, *, level: float 
     n_arr, d_arr = _check(num, den)
     extremes = None if bounds is None else _extremes(bounds)
     return _test(_distinct(n_arr, d_arr), extremes, theta0, level, n_arr.shape[0],
-                 _continuity(d_arr, bounds))
+                 continuity_shift(d_arr, bounds))
 
 
 def score_interval_and_test(num: FloatArray, den: FloatArray, theta0: float, *,
@@ -318,7 +319,7 @@ def score_interval_and_test(num: FloatArray, den: FloatArray, theta0: float, *,
     n_arr, d_arr = _check(num, den)
     extremes = None if bounds is None else _extremes(bounds)
     distinct = _distinct(n_arr, d_arr)
-    shift = _continuity(d_arr, bounds)
+    shift = continuity_shift(d_arr, bounds)
     return (_interval(n_arr, d_arr, distinct, extremes, level, bounds, shift),
             _test(distinct, extremes, theta0, level, n_arr.shape[0], shift))
 
@@ -395,7 +396,7 @@ def score_interval(num: FloatArray, den: FloatArray, *, level: float = 0.95,
     _check_level(level)
     n_arr, d_arr = _check(num, den)
     extremes = None if bounds is None else _extremes(bounds)
-    return _interval(n_arr, d_arr, None, extremes, level, bounds, _continuity(d_arr, bounds))
+    return _interval(n_arr, d_arr, None, extremes, level, bounds, continuity_shift(d_arr, bounds))
 
 
 def _interval(n_arr: FloatArray, d_arr: FloatArray,
