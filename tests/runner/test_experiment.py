@@ -35,7 +35,7 @@ def test_fixture_qa_run_writes_every_artifact(make_spec: Callable[..., Path]) ->
     out = spec.parent / "out"
     assert summary.planned == 12 and summary.completed == 12 and not summary.interrupted
     assert sorted(p.name for p in out.iterdir()) == [
-        "cef-prereg.json", "cef-report.json", "cef-report.md", "manifest.json",
+        "cef-prereg.json", "cef-report.json", "cef-report.md", "manifest.json", "packets",
         "trials.jsonl"]
     assert_valid_trials(out / "trials.jsonl")
     records = trials(out / "trials.jsonl")

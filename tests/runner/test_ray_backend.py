@@ -634,3 +634,17 @@ def test_starting_asks_again_an_actor_ray_calls_temporarily_unavailable() -> Non
 
     with pytest.raises(RuntimeFailure, match="no such model"):
         start_actors(Fake, broken, retry_s=10.0, pause_s=0.0)
+
+
+def test_ray_run_keeps_the_packets_of_the_asyncio_backend(tmp_path: Path, cluster: str
+                                                          ) -> None:
+    run_experiment(_spec(tmp_path / "local", tasks=3))
+    run_experiment(_spec(tmp_path / "ray", tasks=3, execution=_ray_table(cluster)))
+
+    def store(out: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in (out / "packets").iterdir()}
+
+    local, remote = store(tmp_path / "local" / "out"), store(tmp_path / "ray" / "out")
+    assert local and local == remote
+    assert {f"{r['context_sha256']}.txt" for r in _records(tmp_path / "ray" / "out").values()
+            } == set(remote)

@@ -34,6 +34,7 @@ from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
 from ctxbench.runner.manifest import build_manifest, check_resumable
+from ctxbench.runner.packets import PacketStore
 from ctxbench.runner.pricing import SELF_HOSTED_REFERENCE, PricingSnapshot, load_pricing_snapshot
 from ctxbench.runner.progress import progress_display
 from ctxbench.runner.providers.base import Provider, get_provider
@@ -287,8 +288,10 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                        planned={p.key for p in plan}, run_id=run_id)
         torn = log.torn.line if log.torn else None
         commit = GroupCommit(log)
+        packets = PacketStore(out)
 
         async def record(result: TrialResult) -> None:
+            packets.keep(result.context)  # before its line: a recorded trial has its packet
             await commit(result.record)
             counted[0] += 1
             if on_result is not None:
