@@ -125,8 +125,15 @@ def heading_hint(hint: str) -> str:
 
 
 def document(*, title: str, subtitle: str, badges: Sequence[str], notes: Sequence[str],
-             sections: Sequence[Section], footer: str) -> str:
-    """The whole page: header with navigation, the sections, a footer naming the source."""
+             sections: Sequence[Section], footer: str, script: str = "",
+             script_hash: str = "", css: str = "") -> str:
+    """The whole page: header with navigation, the sections, a footer naming the source.
+
+    ``script`` (inline, at the end of the body) runs only by its ``script_hash`` in the
+    Content-Security-Policy; a page without one allows no script at all.
+    """
+    allow = f" script-src '{script_hash}';" if script else ""
+    tail = f"<script>{script}</script>" if script else ""
     nav = "".join(f'<li><a href="#{s.anchor}"{heading_hint(s.hint)}>'
                   f"{esc(s.nav or s.title)}</a></li>" for s in sections)
     badge = "".join(f'<span class="badge">{esc(b)}</span>' for b in badges)
@@ -140,9 +147,9 @@ def document(*, title: str, subtitle: str, badges: Sequence[str], notes: Sequenc
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{esc(title)}</title><style>{_CSS.strip()}</style></head><body>"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
+        f"{allow} style-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{esc(title)}</title><style>{_CSS.strip()}{css.strip()}</style></head><body>"
         f"<header><h1>{esc(title)}</h1><p class=\"meta\">{subtitle}</p><p>{badge}</p>"
         f'{note}<nav aria-label="Sections"><ul>{nav}</ul></nav></header>'
-        f"<main>{body}</main><footer>{footer}</footer></body></html>\n")
+        f"<main>{body}</main><footer>{footer}</footer>{tail}</body></html>\n")

@@ -19,12 +19,16 @@ from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.eceb.report import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
+from ctxbench.render.html.drilldown import drilldown_section
+from ctxbench.render.html.drilldown_js import DRILL_CSS, SCRIPT, SCRIPT_HASH
 from ctxbench.render.html.eceb_page import bps, eceb_sections, eceb_verdict
 from ctxbench.render.html.page import Section, document, heading_hint, kv_table, notes_block, table
 from ctxbench.render.html.public_eval_page import public_eval_sections
 from ctxbench.render.html.sources import KINDS, Source, load_source
 from ctxbench.render.html.svg import Ids, esc
+from ctxbench.render.html.trials import TRIALS_FILE, RunTrials, read_run_trials
 from ctxbench.render.order import by_condition
+from ctxbench.render.strata import short_label
 
 __all__ = ["render_html", "write_html"]
 
@@ -82,7 +86,7 @@ def _files(source: Source, out: Path) -> str:
 
 
 def _source_sections(source: Source, views: list[tuple[str, View]], ids: Ids, out: Path,
-                     prefix: str) -> list[Section]:
+                     prefix: str, trials: RunTrials | None) -> list[Section]:
     """The reports' sections, verdicts first; a run's manifest and files after them."""
     out_sections = []
     many = len(views) > 1
@@ -94,12 +98,35 @@ def _source_sections(source: Source, views: list[tuple[str, View]], ids: Ids, ou
                             f"{_SHORT[kind]}: {s.nav or s.title}",
                             s.hint and f"{KINDS[kind]}: {s.hint}") for s in secs]
         out_sections += secs
+    if trials is not None:
+        out_sections.append(drilldown_section(trials, out, prefix,
+                                              [short_label(s) for s in trials.strata]))
     if source.is_run:
         body = (kv_table(_manifest(source.manifest), caption="Manifest")
                 if source.manifest is not None else "<p>This directory has no manifest.json."
                                                     "</p>")
         out_sections.append(Section(f"{prefix}run", "Run", body + _files(source, out)))
     return out_sections
+
+
+def run_trials(source: Source, views: list[tuple[str, View]]) -> RunTrials | None:
+    """A run directory's trials and packets (None for a report file or a run without a
+    trial log); pairs are formed against the CEF report's baseline."""
+    if not source.is_run or not (source.path / TRIALS_FILE).is_file():
+        return None
+    cef = next((v for _, v in views if isinstance(v, CefReport)), None)
+    labels = [] if cef is None else [
+        ((s.key.provider, s.key.model, s.key.workload, s.key.workload_version, s.key.scorer),
+         s.label) for s in cef.strata]
+    return read_run_trials(source.path, baseline=None if cef is None
+                           else cef.methodology.baseline, strata_labels=labels)
+
+
+def _scripted(sections: list[Section]) -> dict[str, str]:
+    """The drill-down's script, hash and style when a section holds a drill-down."""
+    if any('class="drill"' in s.body for s in sections):
+        return {"script": SCRIPT, "script_hash": SCRIPT_HASH, "css": DRILL_CSS}
+    return {}
 
 
 def _summary(source: Source, views: list[tuple[str, View]]) -> list[tuple[str, str]]:
@@ -172,13 +199,15 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
     inputs = ", ".join(p.as_posix() for p in paths)
     footer = (f"Rendered by ctxbench from {esc(inputs)}. Every number on this page is read "
               "from the report JSON; the page loads nothing from the network.")
+    runs = [run_trials(s, v) for s, v in loaded]
     if len(loaded) == 1:
         source, views = loaded[0]
         badges = [KINDS[k] for k, _ in views]
         notes = _notes(views)
+        secs = _source_sections(source, views, ids, out, "", runs[0])
         return document(title=_title(source, views), subtitle=esc(source.path.as_posix()),
-                        badges=badges, notes=notes,
-                        sections=_source_sections(source, views, ids, out, ""), footer=footer)
+                        badges=badges, notes=notes, sections=secs, footer=footer,
+                        **_scripted(secs))
     summaries = [_summary(s, v) for s, v in loaded]
     labels: list[str] = []
     for rows in summaries:
@@ -194,7 +223,7 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
                         verdicts + table(["", *cols], grid) + f"<ul>{links}</ul>")]
     for k, (source, views) in enumerate(loaded):
         prefix = f"r{k + 1}-"
-        secs = _source_sections(source, views, ids, out, prefix)
+        secs = _source_sections(source, views, ids, out, prefix, runs[k])
         # Each input's notes stay with that input, never the whole page's banner.
         body = notes_block(_notes(views)) + "".join(
             f'<section id="{s.anchor}"><h3{heading_hint(s.hint)}>{esc(s.title)}</h3>'
@@ -202,7 +231,7 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
         sections.append(Section(f"{prefix}top", f"{k + 1}. {_title(source, views)}", body))
     return document(title=f"ctxbench: {len(loaded)} reports side by side", subtitle=esc(inputs),
                     badges=sorted({KINDS[k] for _, v in loaded for k, _ in v}), notes=[],
-                    sections=sections, footer=footer)
+                    sections=sections, footer=footer, **_scripted(sections))
 
 
 def write_html(paths: Sequence[Path], out: Path) -> Path:

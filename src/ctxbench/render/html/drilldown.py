@@ -1,0 +1,196 @@
+"""The run page's drill-down: every pair of trials, discordant first, with its packets.
+
+The data (trials, pairs, packets; :mod:`ctxbench.render.html.trials`) go into the page as
+one JSON block that the inline script (:mod:`ctxbench.render.html.drilldown_js`) turns
+into a table to filter by comparison, stratum, outcome and task, sorted by score change,
+tokens or latency; a trial opens in place and ``#trial-LINE`` (its line in trials.jsonl)
+links to it. Without script, a ``<noscript>`` part lists the discordant pairs of each
+comparison with both trials' values, in ``<details>`` elements that open without script.
+
+Packets are inlined once each (content-addressed), those of discordant pairs first, up
+to :data:`INLINE_PACKET_CHARS` characters in all; the others link to their file in the
+packet store, so a 10,000-trial page stays small. Every string is escaped: the JSON
+block cannot close its element (``<``, ``>`` and ``&`` are written as ``\\u`` escapes) and
+the script writes text with ``textContent`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from ctxbench.render.html.page import Section, table
+from ctxbench.render.html.svg import esc
+from ctxbench.render.html.trials import PACKETS_DIR, TRIALS_FILE, RunTrials, TrialView
+
+__all__ = ["INLINE_PACKET_CHARS", "STATIC_PAIRS", "drilldown_section"]
+
+#: Packet text inlined in one page, at most (the rest link to their packet files).
+INLINE_PACKET_CHARS = 2_000_000
+#: Discordant pairs listed per comparison for a reader without script.
+STATIC_PAIRS = 200
+
+_CODE = {"lost": 0, "gained": 1, "same": 2}
+
+
+def _labels(data: RunTrials) -> tuple[str, str]:
+    if data.binary:
+        return "baseline right, candidate wrong", "candidate right, baseline wrong"
+    return "baseline scored higher", "candidate scored higher"
+
+
+def _json_block(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _href(data: RunTrials, out: Path, sha: str) -> str:
+    target = data.path.parent / PACKETS_DIR / f"{sha}.txt"
+    return quote(Path(os.path.relpath(target, out.parent)).as_posix())
+
+
+def _packets(data: RunTrials, out: Path) -> tuple[list[list[str | None]], dict[str, int]]:
+    """[sha, inlined text or None, href or None] per distinct packet, and each's index."""
+    order = [data.trials[i].trial.context_sha256 for p in data.pairs if p.outcome != "same"
+             for i in (p.baseline, p.candidate)]
+    order += [v.trial.context_sha256 for v in data.trials]
+    room = INLINE_PACKET_CHARS
+    inline: set[str] = set()
+    for sha in dict.fromkeys(order):
+        text = data.packets[sha]
+        if text is not None and len(text) <= room:
+            inline.add(sha)
+            room -= len(text)
+    rows: list[list[str | None]] = []
+    index: dict[str, int] = {}
+    for sha, text in data.packets.items():
+        index[sha] = len(rows)
+        rows.append([sha, text if sha in inline else None,
+                     _href(data, out, sha) if text is not None and sha not in inline
+                     else None])
+    return rows, index
+
+
+def _payload(data: RunTrials, out: Path, prefix: str, short: Sequence[str]) -> dict[str, object]:
+    texts: dict[str, int] = {}
+    tasks: dict[str, int] = {}
+
+    def text(value: str | None) -> int:
+        return -1 if value is None else texts.setdefault(value, len(texts))
+
+    conditions = {c: k for k, c in enumerate(data.conditions)}
+    packets, packet_index = _packets(data, out)
+    trials = []
+    for view in data.trials:
+        t = view.trial
+        extras = json.dumps(view.extras, ensure_ascii=False) if view.extras else None
+        trials.append([t.line, tasks.setdefault(t.task_id, len(tasks)),
+                       conditions[t.condition], t.replicate, view.stratum,
+                       0 if t.failed else 1, text(t.error_type), text(t.response_text),
+                       t.task_score, t.evidence_recall, t.unsupported_claim_rate,
+                       t.context_tokens, t.output_tokens, t.latency_ms, t.billed_cost_usd,
+                       packet_index[t.context_sha256], text(extras)])
+    lost, gained = _labels(data)
+    return {"prefix": prefix, "baseline": data.baseline, "lost": lost, "gained": gained,
+            "conditions": list(data.conditions), "strata": list(short),
+            "strataFull": list(data.strata), "tasks": list(tasks), "texts": list(texts),
+            "packets": packets, "trials": trials,
+            "pairs": [[conditions[p.condition], p.baseline, p.candidate, _CODE[p.outcome]]
+                      for p in data.pairs]}
+
+
+def _value(v: object) -> str:
+    return esc("\u2014" if v is None else str(v))
+
+
+def _static_trial(view: TrialView, role: str, prefix: str, packet: str) -> str:
+    t = view.trial
+    rows = [("outcome", t.outcome), ("failure reason", t.error_type),
+            ("task score", t.task_score), ("evidence recall", t.evidence_recall),
+            ("context tokens", t.context_tokens), ("latency ms", t.latency_ms)]
+    cells = "".join(f"<dt>{esc(k)}</dt><dd>{_value(v)}</dd>" for k, v in rows
+                    if not (k == "failure reason" and v is None))
+    answer = ("no answer recorded" if t.response_text is None
+              else f"<pre>{esc(t.response_text)}</pre>")
+    extras = "".join(f"<dt>{esc(k)}</dt><dd><pre>{esc(v)}</pre></dd>" for k, v in view.extras)
+    return (f'<div class="dd-trial"><h4>{esc(role)}: {esc(t.condition)} '
+            f'<a href="#{prefix}trial-{t.line}">trial {t.line}</a></h4><dl>{cells}'
+            f"<dt>answer</dt><dd>{answer}</dd>{extras}<dt>packet</dt><dd>{packet}</dd>"
+            "</dl></div>")
+
+
+def _static(data: RunTrials, out: Path, prefix: str) -> str:
+    """Without script: each comparison's discordant pairs, both trials side by side."""
+    lost, gained = _labels(data)
+    named = {"lost": lost, "gained": gained}
+
+    def packet(view: TrialView) -> str:
+        sha = view.trial.context_sha256
+        if data.packets[sha] is None:
+            return f"packet not kept (sha256 <code>{esc(sha)}</code>)"
+        return f'<a href="{esc(_href(data, out, sha))}">packet file {esc(sha[:12])}\u2026</a>'
+
+    parts = []
+    for condition in data.conditions:
+        pairs = [p for p in data.pairs if p.condition == condition and p.outcome != "same"]
+        if condition == data.baseline:
+            continue
+        pairs.sort(key=lambda p: _CODE[p.outcome])
+        items = []
+        for p in pairs[:STATIC_PAIRS]:
+            b, c = data.trials[p.baseline], data.trials[p.candidate]
+            items.append(
+                f'<details id="{prefix}trial-{c.line}"><summary>{esc(c.trial.task_id)} '
+                f"replicate {c.trial.replicate}: {esc(named[p.outcome])}, task score "
+                f"{_value(b.trial.task_score)} \u2192 {_value(c.trial.task_score)}</summary>"
+                f'<div class="dd-pair">{_static_trial(b, "baseline", prefix, packet(b))}'
+                f'{_static_trial(c, "candidate", prefix, packet(c))}</div></details>')
+        shown = (f"all {len(pairs):,} listed" if len(pairs) <= STATIC_PAIRS
+                 else f"the first {STATIC_PAIRS:,} of {len(pairs):,} listed")
+        parts.append(f"<h3>{esc(condition)} vs {esc(data.baseline or '')}: discordant pairs "
+                     f"({shown})</h3>" + ("".join(items) or "<p>None.</p>"))
+    return ("<noscript><div class=\"dd-static\"><p>Without script this part lists the "
+            "discordant pairs of each comparison; every pair, the filters and the inlined "
+            f"packets need script.</p>{''.join(parts)}</div></noscript>")
+
+
+def drilldown_section(data: RunTrials, out: Path, prefix: str,
+                      short_strata: Sequence[str]) -> Section:
+    """The ``Trials`` section of a run page (``prefix`` keeps its ids unique on the page)."""
+    link = quote(Path(os.path.relpath(data.path, out.parent)).as_posix())
+    lost, gained = _labels(data)
+    intro = (f"<p>Every pair of trials ({len(data.pairs):,}) of the {len(data.trials):,} in "
+             f'<a href="{esc(link)}">{esc(TRIALS_FILE)}</a>: the baseline '
+             f"<code>{esc(data.baseline or '')}</code> and a candidate on the same task and "
+             f"replicate. Discordant pairs come first ({esc(lost)}, then {esc(gained)}). "
+             "Open a pair to see both answers, scores, tokens, latency, failure reason, "
+             "what else the trial line records, and the packet each condition sent "
+             "(from the run's packet store). A trial's link is "
+             f"<code>#{esc(prefix)}trial-LINE</code>, LINE its line in {esc(TRIALS_FILE)}."
+             "</p>")
+    if data.torn:
+        intro += ("<p class=\"note\">The trial log ends in a line being written: the run "
+                  "is going on, and that trial is not shown yet.</p>")
+    if data.baseline is None:
+        body = intro + "<p>No CEF report names a baseline, so there are no pairs.</p>"
+        return Section(f"{prefix}trials", "Trials", body, "Trials")
+    counts = []
+    for condition in data.conditions:
+        if condition == data.baseline:
+            continue
+        mine = [p for p in data.pairs if p.condition == condition]
+        counts.append([esc(condition), f"{len(mine):,}",
+                       f"{sum(p.outcome == 'lost' for p in mine):,}",
+                       f"{sum(p.outcome == 'gained' for p in mine):,}"])
+    summary = table(["comparison", "pairs", lost, gained], counts,
+                    caption="Pairs per comparison", numeric=(1, 2, 3))
+    payload = _json_block(_payload(data, out, prefix, short_strata))
+    body = (intro + summary + f'<div class="drill" data-prefix="{esc(prefix)}">'
+            f'<script type="application/json" class="dd-data">{payload}</script>'
+            f'<div class="dd-live"></div>{_static(data, out, prefix)}</div>')
+    return Section(f"{prefix}trials", "Trials", body, "Trials")
+

@@ -1,0 +1,132 @@
+"""The run page's drill-down and the run diff, read from the HTML (no browser)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.render.html import render_html, write_html
+from render.drill_runs import make_run, rewrite_trial
+
+HOSTILE = ('</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+           "<!-- &amp; \u2028 ]]>")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("drill")
+    return make_run(base / "a"), make_run(base / "b", moved=True)
+
+
+def _data(page: str) -> list[dict[str, Any]]:
+    blocks = re.findall(r'<script type="application/json" class="dd-data">(.*?)</script>',
+                        page, flags=re.S)
+    return [json.loads(b) for b in blocks]
+
+
+def _trials(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run / "trials.jsonl").read_text("utf-8").splitlines()]
+
+
+def test_every_pair_with_its_trials_and_packets(runs: tuple[Path, Path], tmp_path: Path
+                                               ) -> None:
+    run = runs[0]
+    page = write_html([run], tmp_path / "run.html").read_text(encoding="utf-8")
+    (data,) = _data(page)
+    trials = _trials(run)
+    assert [t[0] for t in data["trials"]] == list(range(1, len(trials) + 1))
+    # 12 tasks x 2 replicates x 2 candidate conditions against the baseline
+    assert len(data["pairs"]) == 48
+    assert data["baseline"] == "full_permitted_context" and data["conditions"][0] == \
+        "full_permitted_context"
+    lost = [p for p in data["pairs"] if p[3] == 0]
+    assert len(lost) == 8
+    for _, b, c, _ in lost:
+        assert trials[b]["task_score"] == 1.0 and trials[c]["task_score"] == 0.0
+        assert trials[b]["task_id"] == trials[c]["task_id"]
+        assert trials[b]["replicate"] == trials[c]["replicate"]
+    # each packet once, the store's bytes, the one each trial names
+    shas = {t["context_sha256"] for t in trials}
+    assert sorted(p[0] for p in data["packets"]) == sorted(shas)
+    for sha, text, href in data["packets"]:
+        assert text == (run / "packets" / f"{sha}.txt").read_text(encoding="utf-8")
+        assert href is None
+    for k, t in enumerate(trials):
+        assert data["packets"][data["trials"][k][15]][0] == t["context_sha256"]
+        assert data["texts"][data["trials"][k][7]] == t["response_text"]
+    assert "baseline right, candidate wrong" in page  # 0/1 scores read as right and wrong
+    # the script runs by its hash only
+    script = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
+    assert len(script) == 1
+    digest = base64.b64encode(hashlib.sha256(script[0].encode("utf-8")).digest()).decode()
+    assert f"script-src 'sha256-{digest}';" in page and "unsafe-eval" not in page
+
+
+def test_without_script_the_discordant_pairs_are_listed(runs: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    page = render_html([runs[0]], tmp_path / "run.html")
+    static = page[page.index("<noscript>"):page.index("</noscript>")]
+    assert ("truncate-head@150 vs full_permitted_context: discordant pairs (all 8 listed)"
+            in static)
+    assert "compiled@150 vs full_permitted_context: discordant pairs (all 0 listed)" in static
+    assert static.count("<details id=\"trial-") == 8
+    # truncate-head keeps the tail: the tasks whose answer is first are lost
+    assert "Service 0 listens on port 8000." in static
+    assert "q0 replicate 1: baseline right, candidate wrong, task score 1.0 \u2192 0.0" in static
+
+
+def test_a_packet_not_in_the_store_says_so(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("trials.jsonl", "manifest.json", "cef-report.json"):
+        (run / name).write_bytes((runs[0] / name).read_bytes())
+    page = render_html([run], tmp_path / "run.html")  # an imported log: no packet store
+    (data,) = _data(page)
+    assert all(text is None and href is None for _, text, href in data["packets"])
+    assert "packet not kept (sha256 <code>" in page
+
+
+def test_hostile_strings_stay_text(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "packets").mkdir(parents=True)
+    for name in ("trials.jsonl", "manifest.json", "cef-report.json"):
+        (run / name).write_bytes((runs[0] / name).read_bytes())
+    trials = _trials(run)
+    # a lost pair's candidate (listed without script too) answers with markup
+    line = next(k + 1 for k, t in enumerate(trials) if t["condition"] == "truncate-head@150"
+                and t["task_id"] == "q0" and t["replicate"] == 0)
+    rewrite_trial(run, line, response_text=HOSTILE,
+                  response_sha256=hashlib.sha256(HOSTILE.encode("utf-8")).hexdigest())
+    for sha in {t["context_sha256"] for t in trials}:
+        (run / "packets" / f"{sha}.txt").write_text(HOSTILE, encoding="utf-8")
+    page = render_html([run], tmp_path / "run.html")
+    assert page.count("<script") == 2 and "<img" not in page and "<!-- " not in page
+    assert "window.pwned" in page  # shown, as text
+    (data,) = _data(page)
+    assert HOSTILE in data["texts"] and all(p[1] == HOSTILE for p in data["packets"])
+    assert "&lt;/script&gt;&lt;script&gt;window.pwned=1" in page  # the static listing
+
+
+def test_a_run_being_written_shows_its_finished_trials(runs: tuple[Path, Path],
+                                                       tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("trials.jsonl", "manifest.json", "cef-report.json"):
+        (run / name).write_bytes((runs[0] / name).read_bytes())
+    with (run / "trials.jsonl").open("a", encoding="utf-8") as log:
+        log.write('{"schema_version": "ctxbench.trial.v1", "workl')
+    page = render_html([run], tmp_path / "run.html")
+    assert "the run is going on, and that trial is not shown yet" in page
+    assert len(_data(page)[0]["trials"]) == len(_trials(runs[0]))
+
+
+def test_report_files_carry_no_script(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    page = render_html([runs[0] / "cef-report.json"], tmp_path / "r.html")
+    assert "<script" not in page and "script-src" not in page
+
