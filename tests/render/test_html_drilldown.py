@@ -130,3 +130,24 @@ def test_report_files_carry_no_script(runs: tuple[Path, Path], tmp_path: Path) -
     page = render_html([runs[0] / "cef-report.json"], tmp_path / "r.html")
     assert "<script" not in page and "script-src" not in page
 
+
+def test_two_runs_give_a_diff_of_the_same_tasks(runs: tuple[Path, Path], tmp_path: Path
+                                                ) -> None:
+    page = render_html(list(runs), tmp_path / "diff.html")
+    diff = page[page.index('id="diff"'):page.index('id="r1-top"')]
+    text = " ".join(re.sub(r"<[^>]+>", " ", diff).split()).replace(" ,", ",")
+    assert "Tasks in both runs 12" in text and "Tasks only in A 0" in text
+    # truncate-head keeps the tail: in B every answer is first, so q1, q4, q7, q10 (answer
+    # last in A) are lost; the decoy of q2, q5, q8, q11 is gone, so their baseline is right
+    for task in ("q1", "q4", "q7", "q10"):
+        assert f"{task} truncate-head@150 score down 1.0, 1.0 0.0, 0.0" in text
+    for task in ("q2", "q5", "q8", "q11"):
+        assert f"{task} full_permitted_context score up 0.0, 0.0 1.0, 1.0" in text
+    assert "Run diff: 4 (task, condition) cells score lower in B, 8 higher" in text
+    # each score links to its trial in that run's drill-down
+    a, b = _trials(runs[0]), _trials(runs[1])
+    line_a = next(k + 1 for k, t in enumerate(a) if t["task_id"] == "q1"
+                  and t["condition"] == "truncate-head@150" and t["replicate"] == 0)
+    assert f'<a href="#r1-trial-{line_a}">1.0</a>' in diff
+    assert len(_data(page)) == 2 and [d["prefix"] for d in _data(page)] == ["r1-", "r2-"]
+    assert len(b) == len(a)

@@ -118,3 +118,18 @@ def test_hostile_strings_inject_nothing(runs: tuple[Path, Path], browser: Any,
     assert page.evaluate("window.pwned === undefined")
     page.close()
 
+
+def test_a_run_diff_in_chromium(runs: tuple[Path, Path], browser: Any, tmp_path: Path
+                                ) -> None:
+    out = write_html(list(runs), tmp_path / "diff.html")
+    page, text = open_page(browser, out, tmp_path / "diff.png")
+    assert "Run diff: 4 (task, condition) cells score lower in B, 8 higher" in text
+    assert "q1 truncate-head@150 score down 1.0, 1.0 0.0, 0.0 115, 115 126, 126" in text
+    # a score in the diff opens that trial in run B's drill-down
+    b = _trials(runs[1])
+    line = _line(b, "q1", "truncate-head@150", 0)
+    page.locator(f"#diff a[href='#r2-trial-{line}']").first.click()
+    target = page.locator(f"#r2-trial-{line}")
+    target.wait_for()
+    assert target.is_visible() and b[line - 1]["response_text"] in target.inner_text()
+    page.close()

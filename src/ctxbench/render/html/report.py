@@ -24,6 +24,7 @@ from ctxbench.render.html.drilldown_js import DRILL_CSS, SCRIPT, SCRIPT_HASH
 from ctxbench.render.html.eceb_page import bps, eceb_sections, eceb_verdict
 from ctxbench.render.html.page import Section, document, heading_hint, kv_table, notes_block, table
 from ctxbench.render.html.public_eval_page import public_eval_sections
+from ctxbench.render.html.rundiff import diff_section
 from ctxbench.render.html.sources import KINDS, Source, load_source
 from ctxbench.render.html.svg import Ids, esc
 from ctxbench.render.html.trials import TRIALS_FILE, RunTrials, read_run_trials
@@ -221,6 +222,8 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
                        for k, (_, views) in enumerate(loaded) for _, v in views)
     sections = [Section("compare", "Side by side",
                         verdicts + table(["", *cols], grid) + f"<ul>{links}</ul>")]
+    if len(runs) == 2 and runs[0] is not None and runs[1] is not None:
+        sections.append(diff_section(runs[0], runs[1], (cols[0], cols[1]), ("r1-", "r2-")))
     for k, (source, views) in enumerate(loaded):
         prefix = f"r{k + 1}-"
         secs = _source_sections(source, views, ids, out, prefix, runs[k])
