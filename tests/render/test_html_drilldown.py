@@ -30,6 +30,12 @@ def _data(page: str) -> list[dict[str, Any]]:
     return [json.loads(b) for b in blocks]
 
 
+def _packet_texts(page: str) -> list[str]:
+    blocks = re.findall(r'<script type="application/json" class="dd-pk">(.*?)</script>',
+                        page, flags=re.S)
+    return [json.loads(b) for b in blocks]
+
+
 def _trials(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run / "trials.jsonl").read_text("utf-8").splitlines()]
 
@@ -54,9 +60,11 @@ def test_every_pair_with_its_trials_and_packets(runs: tuple[Path, Path], tmp_pat
     # each packet once, the store's bytes, the one each trial names
     shas = {t["context_sha256"] for t in trials}
     assert sorted(p[0] for p in data["packets"]) == sorted(shas)
-    for sha, text, href in data["packets"]:
-        assert text == (run / "packets" / f"{sha}.txt").read_text(encoding="utf-8")
-        assert href is None
+    texts = _packet_texts(page)
+    assert len(texts) == len(shas)
+    for sha, block, kept in data["packets"]:
+        assert texts[block] == (run / "packets" / f"{sha}.txt").read_text(encoding="utf-8")
+        assert kept == 1
     for k, t in enumerate(trials):
         assert data["packets"][data["trials"][k][15]][0] == t["context_sha256"]
         assert data["texts"][data["trials"][k][7]] == t["response_text"]
@@ -88,7 +96,7 @@ def test_a_packet_not_in_the_store_says_so(runs: tuple[Path, Path], tmp_path: Pa
         (run / name).write_bytes((runs[0] / name).read_bytes())
     page = render_html([run], tmp_path / "run.html")  # an imported log: no packet store
     (data,) = _data(page)
-    assert all(text is None and href is None for _, text, href in data["packets"])
+    assert all(block == -1 and kept == 0 for _, block, kept in data["packets"])
     assert "packet not kept (sha256 <code>" in page
 
 
@@ -106,10 +114,11 @@ def test_hostile_strings_stay_text(runs: tuple[Path, Path], tmp_path: Path) -> N
     for sha in {t["context_sha256"] for t in trials}:
         (run / "packets" / f"{sha}.txt").write_text(HOSTILE, encoding="utf-8")
     page = render_html([run], tmp_path / "run.html")
-    assert page.count("<script") == 2 and "<img" not in page and "<!-- " not in page
+    scripts = 2 + len(_packet_texts(page))  # the data, the program, one block per packet
+    assert page.count("<script") == scripts and "<img" not in page and "<!-- " not in page
     assert "window.pwned" in page  # shown, as text
     (data,) = _data(page)
-    assert HOSTILE in data["texts"] and all(p[1] == HOSTILE for p in data["packets"])
+    assert HOSTILE in data["texts"] and set(_packet_texts(page)) == {HOSTILE}
     assert "&lt;/script&gt;&lt;script&gt;window.pwned=1" in page  # the static listing
 
 
@@ -151,3 +160,21 @@ def test_two_runs_give_a_diff_of_the_same_tasks(runs: tuple[Path, Path], tmp_pat
     assert f'<a href="#r1-trial-{line_a}">1.0</a>' in diff
     assert len(_data(page)) == 2 and [d["prefix"] for d in _data(page)] == ["r1-", "r2-"]
     assert len(b) == len(a)
+
+
+def test_packets_over_the_page_budget_link_to_their_files(
+        runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.render.html import drilldown
+
+    run = runs[0]
+    sizes = sorted((p.stat().st_size for p in (run / "packets").iterdir()), reverse=True)
+    monkeypatch.setattr(drilldown, "INLINE_PACKET_BYTES", sizes[0])  # room for one
+    out = tmp_path / "site" / "run.html"
+    page = render_html([run], out)
+    (data,) = _data(page)
+    assert len(_packet_texts(page)) == 1
+    linked = [sha for sha, block, kept in data["packets"] if block == -1]
+    assert len(linked) == len(data["packets"]) - 1
+    for sha in linked:  # the link the script builds, relative to the page
+        assert (out.parent / (data["packetBase"] + sha + ".txt")).resolve() == \
+            (run / "packets" / f"{sha}.txt").resolve()

@@ -112,8 +112,11 @@ def test_hostile_strings_inject_nothing(runs: tuple[Path, Path], browser: Any,
     page.locator(f"#trial-{line}").wait_for()
     page.locator(".dd-detail summary").nth(1).click()
     assert HOSTILE in page.inner_text(".dd-detail")
-    # 0 injected elements: the page's own two scripts, no img, no b, nothing ran
-    assert page.evaluate("document.querySelectorAll('script').length") == 2
+    # 0 injected elements: the page's own scripts (data, packets, program), no img, no b,
+    # nothing ran
+    packets = len({t["context_sha256"] for t in trials})
+    assert page.evaluate("document.querySelectorAll('script').length") == 2 + packets
+    assert page.evaluate("document.querySelectorAll('script:not([type])').length") == 1
     assert page.evaluate("document.querySelectorAll('img, b').length") == 0
     assert page.evaluate("window.pwned === undefined")
     page.close()

@@ -1,14 +1,15 @@
 """The run page's drill-down: every pair of trials, discordant first, with its packets.
 
 The data (trials, pairs, packets; :mod:`ctxbench.render.html.trials`) go into the page as
-one JSON block that the inline script (:mod:`ctxbench.render.html.drilldown_js`) turns
+one JSON block, and each inlined packet as its own (parsed only when a trial is opened),
+that the inline script (:mod:`ctxbench.render.html.drilldown_js`) turns
 into a table to filter by comparison, stratum, outcome and task, sorted by score change,
 tokens or latency; a trial opens in place and ``#trial-LINE`` (its line in trials.jsonl)
 links to it. Without script, a ``<noscript>`` part lists the discordant pairs of each
 comparison with both trials' values, in ``<details>`` elements that open without script.
 
 Packets are inlined once each (content-addressed), those of discordant pairs first, up
-to :data:`INLINE_PACKET_CHARS` characters in all; the others link to their file in the
+to :data:`INLINE_PACKET_BYTES` bytes in all; the others link to their file in the
 packet store, so a 10,000-trial page stays small. Every string is escaped: the JSON
 block cannot close its element (``<``, ``>`` and ``&`` are written as ``\\u`` escapes) and
 the script writes text with ``textContent`` only.
@@ -24,14 +25,20 @@ from urllib.parse import quote
 
 from ctxbench.render.html.page import Section, table
 from ctxbench.render.html.svg import esc
-from ctxbench.render.html.trials import PACKETS_DIR, TRIALS_FILE, RunTrials, TrialView
+from ctxbench.render.html.trials import (
+    TRIALS_FILE,
+    RunTrials,
+    TrialView,
+    packet_file,
+    read_packet,
+)
 
-__all__ = ["INLINE_PACKET_CHARS", "STATIC_PAIRS", "drilldown_section"]
+__all__ = ["INLINE_PACKET_BYTES", "STATIC_PAIRS", "drilldown_section"]
 
-#: Packet text inlined in one page, at most (the rest link to their packet files).
-INLINE_PACKET_CHARS = 2_000_000
+#: Packet bytes inlined in one page, at most (the rest link to their packet files).
+INLINE_PACKET_BYTES = 1_000_000
 #: Discordant pairs listed per comparison for a reader without script.
-STATIC_PAIRS = 200
+STATIC_PAIRS = 100
 
 _CODE = {"lost": 0, "gained": 1, "same": 2}
 
@@ -49,33 +56,39 @@ def _json_block(value: object) -> str:
 
 
 def _href(data: RunTrials, out: Path, sha: str) -> str:
-    target = data.path.parent / PACKETS_DIR / f"{sha}.txt"
+    target = packet_file(data.path.parent, sha)
     return quote(Path(os.path.relpath(target, out.parent)).as_posix())
 
 
-def _packets(data: RunTrials, out: Path) -> tuple[list[list[str | None]], dict[str, int]]:
-    """[sha, inlined text or None, href or None] per distinct packet, and each's index."""
+def _packets(data: RunTrials) -> tuple[list[list[str | int]], dict[str, int], list[str]]:
+    """[sha, index of its inlined text or -1, 1 if the store holds it else 0] per distinct
+    packet, each's index, and the inlined texts (each its own block, parsed only when
+    opened)."""
     order = [data.trials[i].trial.context_sha256 for p in data.pairs if p.outcome != "same"
              for i in (p.baseline, p.candidate)]
     order += [v.trial.context_sha256 for v in data.trials]
-    room = INLINE_PACKET_CHARS
+    room = INLINE_PACKET_BYTES
     inline: set[str] = set()
     for sha in dict.fromkeys(order):
-        text = data.packets[sha]
-        if text is not None and len(text) <= room:
+        size = data.packets[sha]
+        if size is not None and size <= room:
             inline.add(sha)
-            room -= len(text)
-    rows: list[list[str | None]] = []
+            room -= size
+    rows: list[list[str | int]] = []
     index: dict[str, int] = {}
-    for sha, text in data.packets.items():
+    texts: list[str] = []
+    for sha, size in data.packets.items():
         index[sha] = len(rows)
-        rows.append([sha, text if sha in inline else None,
-                     _href(data, out, sha) if text is not None and sha not in inline
-                     else None])
-    return rows, index
+        if sha in inline:
+            rows.append([sha, len(texts), 1])
+            texts.append(read_packet(data.path.parent, sha))
+        else:
+            rows.append([sha, -1, 0 if size is None else 1])
+    return rows, index, texts
 
 
-def _payload(data: RunTrials, out: Path, prefix: str, short: Sequence[str]) -> dict[str, object]:
+def _payload(data: RunTrials, out: Path, prefix: str, short: Sequence[str]
+             ) -> tuple[dict[str, object], list[str]]:
     texts: dict[str, int] = {}
     tasks: dict[str, int] = {}
 
@@ -83,7 +96,7 @@ def _payload(data: RunTrials, out: Path, prefix: str, short: Sequence[str]) -> d
         return -1 if value is None else texts.setdefault(value, len(texts))
 
     conditions = {c: k for k, c in enumerate(data.conditions)}
-    packets, packet_index = _packets(data, out)
+    packets, packet_index, packet_texts = _packets(data)
     trials = []
     for view in data.trials:
         t = view.trial
@@ -98,9 +111,10 @@ def _payload(data: RunTrials, out: Path, prefix: str, short: Sequence[str]) -> d
     return {"prefix": prefix, "baseline": data.baseline, "lost": lost, "gained": gained,
             "conditions": list(data.conditions), "strata": list(short),
             "strataFull": list(data.strata), "tasks": list(tasks), "texts": list(texts),
-            "packets": packets, "trials": trials,
+            "packets": packets, "packetBase": _href(data, out, "")[: -len(".txt")],
+            "trials": trials,
             "pairs": [[conditions[p.condition], p.baseline, p.candidate, _CODE[p.outcome]]
-                      for p in data.pairs]}
+                      for p in data.pairs]}, packet_texts
 
 
 def _value(v: object) -> str:
@@ -188,9 +202,11 @@ def drilldown_section(data: RunTrials, out: Path, prefix: str,
                        f"{sum(p.outcome == 'gained' for p in mine):,}"])
     summary = table(["comparison", "pairs", lost, gained], counts,
                     caption="Pairs per comparison", numeric=(1, 2, 3))
-    payload = _json_block(_payload(data, out, prefix, short_strata))
+    payload, texts = _payload(data, out, prefix, short_strata)
+    packets = "".join(f'<script type="application/json" class="dd-pk">{_json_block(t)}'
+                      "</script>" for t in texts)
     body = (intro + summary + f'<div class="drill" data-prefix="{esc(prefix)}">'
-            f'<script type="application/json" class="dd-data">{payload}</script>'
-            f'<div class="dd-live"></div>{_static(data, out, prefix)}</div>')
+            f'<script type="application/json" class="dd-data">{_json_block(payload)}'
+            f'</script>{packets}<div class="dd-live"></div>{_static(data, out, prefix)}</div>')
     return Section(f"{prefix}trials", "Trials", body, "Trials")
 

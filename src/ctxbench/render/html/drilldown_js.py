@@ -42,6 +42,7 @@ function Drill(root) {
              score: 8, recall: 9, unsup: 10, ctx: 11, out: 12, lat: 13, cost: 14,
              packet: 15, extras: 16};
   const byLine = new Map(T.map((t, i) => [t[F.line], i]));
+  const blocks = root.querySelectorAll("script.dd-pk");
   const labels = [D.lost, D.gained, "same score"];
   const cmp = pick("Comparison", [["", "all comparisons"]].concat(
     D.conditions.filter(c => c !== D.baseline).map(c => [c, c + " vs " + D.baseline])), "");
@@ -120,13 +121,15 @@ function Drill(root) {
         dl.append(el("dt", {text: k}), el("dd", {}, [el("pre", {text: v})]));
       }
     }
-    const [sha, text, href] = D.packets[t[F.packet]];
+    const [sha, block, kept] = D.packets[t[F.packet]];
     let packet;
-    if (text !== null) {
+    if (block >= 0) {
+      const text = JSON.parse(blocks[block].textContent);
       packet = el("details", {}, [el("summary", {text: "packet sent (" + text.length +
         " characters, sha256 " + sha.slice(0, 12) + "\u2026)"}), el("pre", {text: text})]);
-    } else if (href !== null) {
-      packet = el("a", {href: href, text: "packet file " + sha.slice(0, 12) + "\u2026"});
+    } else if (kept) {
+      packet = el("a", {href: D.packetBase + sha + ".txt",
+                        text: "packet file " + sha.slice(0, 12) + "\u2026"});
     } else {
       packet = el("span", {text: "packet not kept (sha256 " + sha + ")"});
     }

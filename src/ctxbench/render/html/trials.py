@@ -21,7 +21,7 @@ from ctxbench.core.textfile import read_utf8
 from ctxbench.protocols.cef.records import Trial, parse_trial
 from ctxbench.render.order import by_condition
 
-__all__ = ["Pair", "RunTrials", "TrialView", "read_run_trials"]
+__all__ = ["Pair", "RunTrials", "TrialView", "packet_file", "read_packet", "read_run_trials"]
 
 TRIALS_FILE = "trials.jsonl"
 PACKETS_DIR = "packets"
@@ -61,9 +61,19 @@ class RunTrials:
     strata: tuple[str, ...]
     trials: tuple[TrialView, ...]
     pairs: tuple[Pair, ...]
-    packets: dict[str, str | None]  # context_sha256 -> text (None: not in the store)
+    packets: dict[str, int | None]  # context_sha256 -> bytes in the store (None: absent)
     binary: bool  # every task score is 0 or 1 (then "higher" reads "right" / "wrong")
     torn: bool  # the log ends in a line being written (a run going on)
+
+
+def packet_file(run_dir: Path, sha: str) -> Path:
+    """The packet store's file of ``sha`` in ``run_dir``."""
+    return run_dir / PACKETS_DIR / f"{sha}.txt"
+
+
+def read_packet(run_dir: Path, sha: str) -> str:
+    """The text of a packet the store holds (a located error if it is not UTF-8)."""
+    return read_utf8(packet_file(run_dir, sha), display=f"{PACKETS_DIR}/{sha}.txt")
 
 
 def _extras(value: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -119,13 +129,12 @@ def read_run_trials(run_dir: Path, *, baseline: str | None,
                     b, c = cells[baseline], cells[condition]
                     pairs.append(Pair(condition, b, c, _outcome(
                         views[b].trial.task_score, views[c].trial.task_score)))
-    packets: dict[str, str | None] = {}
+    packets: dict[str, int | None] = {}
     for view in views:
         sha = view.trial.context_sha256
         if sha not in packets:
-            file = run_dir / PACKETS_DIR / f"{sha}.txt"
-            packets[sha] = (read_utf8(file, display=f"{PACKETS_DIR}/{sha}.txt")
-                            if file.is_file() else None)
+            file = packet_file(run_dir, sha)
+            packets[sha] = file.stat().st_size if file.is_file() else None
     binary = all(v.trial.task_score in (0.0, 1.0) for v in views)
     return RunTrials(path, baseline, conditions, tuple(names), tuple(views), tuple(pairs),
                      packets, binary, torn)
