@@ -136,3 +136,34 @@ def test_a_run_diff_in_chromium(runs: tuple[Path, Path], browser: Any, tmp_path:
     target.wait_for()
     assert target.is_visible() and b[line - 1]["response_text"] in target.inner_text()
     page.close()
+
+
+def test_view_lists_runs_and_serves_the_same_pages(runs: tuple[Path, Path], browser: Any
+                                                   ) -> None:
+    import threading
+
+    from ctxbench.render.html.viewer import make_server
+
+    server = make_server(runs[0].parents[1], 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        assert "a/out" in page.inner_text("body") and "b/out" in page.inner_text("body")
+        page.click("text=a/out")
+        page.locator(".dd-count").wait_for()
+        assert page.inner_text(".dd-count") == "Showing 48 of 48 pairs (48 in the run)."
+        page.locator(".dd-open").first.click()
+        link = page.locator(".dd-detail a[href^='#trial-']").first
+        link.click()
+        assert page.url.split("#")[1] == link.get_attribute("href")[1:]
+        assert errors == []
+        page.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "Import Inspect AI, SWE-bench or lm-eval logs as trials or rows."),
     "report": ("ctxbench.cli.report", "report",
                "Render report JSON files or run directories as one self-contained HTML page."),
+    "view": ("ctxbench.cli.view", "view",
+             "Serve the run pages under a directory on 127.0.0.1, read-only."),
     "calibrate": ("ctxbench.cli.calibrate", "calibrate",
                   "Measure each gate's false-pass rate and interval coverage by simulation."),
     "plan": ("ctxbench.cli.plan", "plan",

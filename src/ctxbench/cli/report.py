@@ -17,9 +17,11 @@ def report(paths: tuple[Path, ...], html_out: Path) -> int:
     """Render report JSON files or run directories as one self-contained HTML page.
 
     \b
-    Several paths give one page that compares them side by side.
+    Several paths give one page that compares them side by side; two run
+    directories add a diff of the same tasks across the runs.
     Example:
       ctxbench report ctxbench-demo/run --html ctxbench-demo/run/report.html
+      ctxbench report old-run new-run --html diff.html
     """
     from ctxbench.render.html import write_html
 

@@ -16,6 +16,7 @@ from urllib.parse import quote
 from ctxbench.core import atomic_write_text
 from ctxbench.core.node import Node
 from ctxbench.protocols.cef.model import CefReport
+from ctxbench.protocols.cef.prereg import load_preregistration
 from ctxbench.protocols.eceb.report import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
@@ -119,8 +120,13 @@ def run_trials(source: Source, views: list[tuple[str, View]]) -> RunTrials | Non
     labels = [] if cef is None else [
         ((s.key.provider, s.key.model, s.key.workload, s.key.workload_version, s.key.scorer),
          s.label) for s in cef.strata]
-    return read_run_trials(source.path, baseline=None if cef is None
-                           else cef.methodology.baseline, strata_labels=labels)
+    baseline = None if cef is None else cef.methodology.baseline
+    prereg = source.path / "cef-prereg.json"
+    if baseline is None and prereg.is_file():
+        # A run going on has no report yet; its preregistration, written before the first
+        # trial, names the baseline.
+        baseline = load_preregistration(prereg).baseline
+    return read_run_trials(source.path, baseline=baseline, strata_labels=labels)
 
 
 def _scripted(sections: list[Section]) -> dict[str, str]:
