@@ -16,7 +16,6 @@ from urllib.parse import quote
 from ctxbench.core import atomic_write_text
 from ctxbench.core.node import Node
 from ctxbench.protocols.cef.model import CefReport
-from ctxbench.protocols.cef.prereg import load_preregistration
 from ctxbench.protocols.eceb.report import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
@@ -124,7 +123,9 @@ def run_trials(source: Source, views: list[tuple[str, View]]) -> RunTrials | Non
     prereg = source.path / "cef-prereg.json"
     if baseline is None and prereg.is_file():
         # A run going on has no report yet; its preregistration, written before the first
-        # trial, names the baseline.
+        # trial, names the baseline. (Imported here: it brings numpy and the planner.)
+        from ctxbench.protocols.cef.prereg import load_preregistration
+
         baseline = load_preregistration(prereg).baseline
     return read_run_trials(source.path, baseline=baseline, strata_labels=labels)
 
