@@ -154,12 +154,14 @@ function Drill(root) {
     });
     const stratum = el("td", {text: D.strata[k[F.stratum]],
                               title: D.strataFull[k[F.stratum]]});
-    return el("tr", {class: "dd-row o" + p[3]}, [
+    const cells = [
       el("td", {text: D.tasks[k[F.task]]}), el("td", {class: "n", text: String(k[F.rep])}),
       el("td", {text: D.conditions[p[0]]}), stratum,
       el("td", {text: labels[p[3]] + (b[F.ok] && k[F.ok] ? "" : " (failure)")}),
       el("td", {class: "n", text: arrow(F.score)}), el("td", {class: "n", text: arrow(F.ctx)}),
-      el("td", {class: "n", text: arrow(F.lat)}), el("td", {}, [button])]);
+      el("td", {class: "n", text: arrow(F.lat)}), el("td", {}, [button])];
+    cells.forEach((c, n) => { if (head[n]) c.setAttribute("data-label", head[n]); });
+    return el("tr", {class: "dd-row o" + p[3]}, cells);
   }
   function draw() {
     body.replaceChildren();
@@ -217,6 +219,10 @@ font-weight:700}.dd-row.o1 td:nth-child(5){color:var(--pass);font-weight:600}
 .dd-trial pre,.dd-static pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;
 background:var(--panel);padding:.3em .5em;max-height:28em;overflow-y:auto;font-size:.85em}
 .dd-target{outline:3px solid var(--hl);outline-offset:2px}
-.dd-more{margin:.4em 0}
-@media (max-width:700px){.dd-pair{display:block}}
+.dd-more{margin:.4em 0}.dd-open{white-space:nowrap}
+@media (max-width:700px){.dd-pair{display:block}.dd-table thead{display:none}
+.dd-table,.dd-table tbody,.dd-table tr,.dd-table td{display:block;max-width:none}
+.dd-table tr.dd-row{border-top:2px solid var(--rule);padding:.3em 0}
+.dd-table td{border:none;padding:.05em .3em}.dd-table td.n{text-align:left}
+.dd-table td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}}
 """

@@ -126,6 +126,8 @@ def _index(root: Path) -> str:
             "max-width:1240px;padding:18px 20px}table{border-collapse:collapse}"
             "th,td{border:1px solid #d0d0d0;padding:.25em .55em;text-align:left}"
             "td.n{text-align:right}.wrap{overflow-x:auto}"
+            "@media (max-width:700px){body{padding:10px;font-size:14px}"
+            "th,td{padding:.2em .3em}}"
             "@media (prefers-color-scheme:dark){body{background:#151515;color:#e8e8e8}"
             "a{color:#56B4E9}}</style></head><body><h1>ctxbench view</h1>"
             f"<p>Runs under <code>{html.escape(str(root))}</code> (read-only; the pages are "
