@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,11 @@ def _packet_texts(page: str) -> list[str]:
     blocks = re.findall(r'<script type="application/json" class="dd-pk">(.*?)</script>',
                         page, flags=re.S)
     return [json.loads(b) for b in blocks]
+
+
+def _line(trials: list[dict[str, Any]], task: str, condition: str, replicate: int) -> int:
+    return next(k + 1 for k, t in enumerate(trials) if t["task_id"] == task
+                and t["condition"] == condition and t["replicate"] == replicate)
 
 
 def _trials(run: Path) -> list[dict[str, Any]]:
@@ -178,3 +184,27 @@ def test_packets_over_the_page_budget_link_to_their_files(
     for sha in linked:  # the link the script builds, relative to the page
         assert (out.parent / (data["packetBase"] + sha + ".txt")).resolve() == \
             (run / "packets" / f"{sha}.txt").resolve()
+
+
+def test_members_a_newer_runner_records_are_shown_as_written(
+        runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.render.html import trials as trials_module
+
+    run = tmp_path / "run"
+    shutil.copytree(runs[0], run)
+    line = _line(_trials(run), "q0", "truncate-head@150", 0)
+    details = {"matched": [], "expected": "Service 0 listens on port 8000."}
+    rewrite_trial(run, line, scorer_details=details, query="Which port does service 0 use?")
+    known = trials_module._KNOWN
+    original = trials_module.parse_trial
+
+    def newer(obj: dict[str, Any], **kw: Any) -> Any:  # a reader that knows the members
+        return original({k: v for k, v in obj.items() if k in known}, **kw)
+
+    monkeypatch.setattr(trials_module, "parse_trial", newer)
+    page = render_html([run], tmp_path / "run.html")
+    (data,) = _data(page)
+    extras = json.loads(data["texts"][data["trials"][line - 1][16]])
+    assert extras == [["scorer_details", json.dumps(details, separators=(",", ":"))],
+                      ["query", '"Which port does service 0 use?"']]
+    assert "<dt>scorer_details</dt>" in page  # the no-script listing shows them too

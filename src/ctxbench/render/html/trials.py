@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,17 @@ __all__ = ["Pair", "RunTrials", "TrialView", "packet_file", "read_packet", "read
 
 TRIALS_FILE = "trials.jsonl"
 PACKETS_DIR = "packets"
-_KNOWN = frozenset(f.name for f in fields(Trial)) - {"path", "line"}
+# The members every page row or trial panel shows or that the reader has long known; any
+# other member of a line (scorer details, the query, selected artifacts, as newer runners
+# record them) is shown beside them as written.
+_KNOWN = frozenset((
+    "schema_version", "workload", "workload_version", "task_id", "provider", "model",
+    "scorer", "provider_request_id", "usage_source", "cost_source", "cost_source_reference",
+    "outcome", "error_type", "context_sha256", "response_text", "response_sha256",
+    "replicate", "condition", "task_score", "evidence_recall", "unsupported_claim_rate",
+    "context_tokens", "reasoning_tokens", "output_tokens", "billed_cost_usd", "latency_ms",
+    "context_commit_id", "cached_input_tokens", "cache_write_tokens", "provider_usage",
+    "compile_ms", "strategy", "budget", "condition_order", "run_id", "attempts"))
 
 
 @dataclass(frozen=True, slots=True)
