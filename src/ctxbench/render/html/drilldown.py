@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
+from ctxbench.render.html.drilldown_js import SCRIPT
 from ctxbench.render.html.page import Section, table
 from ctxbench.render.html.svg import esc
 from ctxbench.render.html.trials import (
@@ -205,8 +206,11 @@ def drilldown_section(data: RunTrials, out: Path, prefix: str,
     payload, texts = _payload(data, out, prefix, short_strata)
     packets = "".join(f'<script type="application/json" class="dd-pk">{_json_block(t)}'
                       "</script>" for t in texts)
+    # The program right after its data: the table is live before the browser has parsed
+    # the packets, the no-script listing and the rest of the page.
     body = (intro + summary + f'<div class="drill" data-prefix="{esc(prefix)}">'
             f'<script type="application/json" class="dd-data">{_json_block(payload)}'
-            f'</script>{packets}<div class="dd-live"></div>{_static(data, out, prefix)}</div>')
+            f'</script><div class="dd-live"></div><script>{SCRIPT}</script>{packets}'
+            f"{_static(data, out, prefix)}</div>")
     return Section(f"{prefix}trials", "Trials", body, "Trials")
 

@@ -1,7 +1,7 @@
 """The drill-down's inline script and style, and the CSP hash that allows the script.
 
-The script reads its data from a ``<script type="application/json">`` block (never
-executed) and builds the table with ``textContent`` and ``setAttribute`` only, so no
+The script follows each drill-down's data, a ``<script type="application/json">`` block
+(never executed), and builds the table with ``textContent`` and ``setAttribute`` only, so no
 string from a trial log is ever parsed as HTML. It needs no network and no other file;
 ``SCRIPT_HASH`` goes into the page's ``script-src`` so nothing else may run.
 """
@@ -42,7 +42,7 @@ function Drill(root) {
              score: 8, recall: 9, unsup: 10, ctx: 11, out: 12, lat: 13, cost: 14,
              packet: 15, extras: 16};
   const byLine = new Map(T.map((t, i) => [t[F.line], i]));
-  const blocks = root.querySelectorAll("script.dd-pk");
+  let blocks = null;  // the packets follow this program: found when a trial opens
   const labels = [D.lost, D.gained, "same score"];
   const cmp = pick("Comparison", [["", "all comparisons"]].concat(
     D.conditions.filter(c => c !== D.baseline).map(c => [c, c + " vs " + D.baseline])), "");
@@ -124,6 +124,7 @@ function Drill(root) {
     const [sha, block, kept] = D.packets[t[F.packet]];
     let packet;
     if (block >= 0) {
+      blocks = blocks || root.querySelectorAll("script.dd-pk");
       const text = JSON.parse(blocks[block].textContent);
       packet = el("details", {}, [el("summary", {text: "packet sent (" + text.length +
         " characters, sha256 " + sha.slice(0, 12) + "\u2026)"}), el("pre", {text: text})]);
@@ -200,7 +201,8 @@ function Drill(root) {
   follow();
   root.setAttribute("data-ready", String(performance.now()));
 }
-for (const root of document.querySelectorAll(".drill")) Drill(root);
+// Each drill-down holds this program after its data: start those not started yet.
+for (const root of document.querySelectorAll(".drill:not([data-ready])")) Drill(root);
 })();
 """
 

@@ -129,10 +129,11 @@ def document(*, title: str, subtitle: str, badges: Sequence[str], notes: Sequenc
              script_hash: str = "", css: str = "") -> str:
     """The whole page: header with navigation, the sections, a footer naming the source.
 
-    ``script`` (inline, at the end of the body) runs only by its ``script_hash`` in the
-    Content-Security-Policy; a page without one allows no script at all.
+    Inline scripts run only by ``script_hash`` in the Content-Security-Policy (``script``,
+    if given, at the end of the body; a section may hold the script itself); a page
+    without a hash allows no script at all.
     """
-    allow = f" script-src '{script_hash}';" if script else ""
+    allow = f" script-src '{script_hash}';" if script_hash else ""
     tail = f"<script>{script}</script>" if script else ""
     nav = "".join(f'<li><a href="#{s.anchor}"{heading_hint(s.hint)}>'
                   f"{esc(s.nav or s.title)}</a></li>" for s in sections)

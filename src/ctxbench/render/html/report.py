@@ -20,7 +20,7 @@ from ctxbench.protocols.eceb.report import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
 from ctxbench.render.html.drilldown import drilldown_section
-from ctxbench.render.html.drilldown_js import DRILL_CSS, SCRIPT, SCRIPT_HASH
+from ctxbench.render.html.drilldown_js import DRILL_CSS, SCRIPT_HASH
 from ctxbench.render.html.eceb_page import bps, eceb_sections, eceb_verdict
 from ctxbench.render.html.page import Section, document, heading_hint, kv_table, notes_block, table
 from ctxbench.render.html.public_eval_page import public_eval_sections
@@ -131,9 +131,9 @@ def run_trials(source: Source, views: list[tuple[str, View]]) -> RunTrials | Non
 
 
 def _scripted(sections: list[Section]) -> dict[str, str]:
-    """The drill-down's script, hash and style when a section holds a drill-down."""
+    """The drill-down's script hash and style when a section holds a drill-down."""
     if any('class="drill"' in s.body for s in sections):
-        return {"script": SCRIPT, "script_hash": SCRIPT_HASH, "css": DRILL_CSS}
+        return {"script_hash": SCRIPT_HASH, "css": DRILL_CSS}
     return {}
 
 
