@@ -136,3 +136,17 @@ def test_the_command_reports_a_busy_port_in_one_line(
     assert err.strip().splitlines() == [
         f"ctxbench: error: 127.0.0.1:{port}: cannot listen (Address already in use); "
         "choose another --port"]
+
+
+def test_a_hostile_run_name_is_escaped_in_the_index(served: tuple[Path, int]) -> None:
+    root, port = served
+    name = '"><img src=x onerror=alert(1)>'
+    hostile = root / name
+    shutil.copytree(root / "exp-a" / "out", hostile)
+    try:
+        status, _, page = get(port, "/")
+        assert status == 200 and "<img" not in page
+        assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in page
+        assert get(port, "/run/%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E/")[0] == 200
+    finally:
+        shutil.rmtree(hostile)
