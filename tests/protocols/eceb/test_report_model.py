@@ -394,15 +394,15 @@ def test_html_lists_each_failed_assertion_once() -> None:
 
 def test_the_located_read_gives_the_same_model_as_the_fast_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxbench.core import jsonmodel
+    from ctxbench.core import jsonfast, jsonmodel
 
     docs = [_golden_doc(), *(json.loads(json.dumps(r.to_json())) for r in _reports()[:4])]
     fast = [_read(d) for d in docs]
 
     def refuse(cls: type) -> Any:
         def read(value: Any) -> Any:
-            raise jsonmodel._MISMATCH
+            raise jsonfast.MISMATCH
         return read
 
-    monkeypatch.setattr(jsonmodel, "_fast_object", refuse)
+    monkeypatch.setattr(jsonmodel, "fast_object", refuse)
     assert [_read(d) for d in docs] == fast
