@@ -6,8 +6,10 @@ the first difference in member names, required-ness, nullability, array or objec
 type, closed set (``enum``/``const`` against ``Literal``) or, where the schema declares
 them (``x-ctxbench-decimals``), the decimals a float is written with.
 
-``allow`` maps a model class to the schema members of a shared definition it never writes
-and the members it always writes although the definition leaves them optional.
+``allow`` maps a model class to exceptions, by kind: ``unwritten`` (schema members of a
+shared definition this class never writes), ``always`` (members it always writes although
+the definition leaves them optional), ``unlisted`` (fields with no member of their own)
+and ``absent`` (members a class that reads itself may leave out).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ctxbench.core.jsonplan import plan_of
 
 __all__ = ["Allow", "agree_object"]
 
-Allow = Mapping[type, tuple[frozenset[str], frozenset[str]]]
+Allow = Mapping[type, Mapping[str, frozenset[str]]]
 
 
 def _resolve(prop: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
@@ -74,7 +76,8 @@ def _agree_value(kind: Any, prop: dict[str, Any], root: dict[str, Any], where: s
     if origin is Literal:
         options = list(get_args(inner))
         if "enum" in branch or "const" in branch:
-            assert (branch.get("enum") or [branch["const"]]) == options, where
+            # an enum's order means nothing: the same closed set
+            assert set(branch.get("enum") or [branch["const"]]) == set(options), where
         else:  # the schema names the type only; the model reads its closed set
             assert {_PRIMITIVE[type(o)] for o in options} == {branch["type"]}, where
     elif origin is tuple:
@@ -117,8 +120,11 @@ def _agree_value(kind: Any, prop: dict[str, Any], root: dict[str, Any], where: s
 def agree_object(cls: type, schema: dict[str, Any], root: dict[str, Any], where: str,
                  allow: Allow | None = None, inherited: int | None = None) -> None:
     allow = allow or {}
-    unwritten, always = allow.get(cls, (frozenset(), frozenset()))
-    kinds = field_kinds(cls)
+    rules = allow.get(cls, {})
+    unwritten, always = rules.get("unwritten", frozenset()), rules.get("always", frozenset())
+    kinds = {name: (kind, optional or name in rules.get("absent", ()))
+             for name, (kind, optional) in field_kinds(cls).items()
+             if name not in rules.get("unlisted", ())}
     plan = plan_of(cls)
     assert schema["type"] == "object", where
     if plan.extra is None:
@@ -130,7 +136,7 @@ def agree_object(cls: type, schema: dict[str, Any], root: dict[str, Any], where:
     assert {n for n, (_, optional) in kinds.items() if not optional} - always == set(
         schema.get("required", ())), where
     for spec in plan.fields:
-        if spec.extra:
+        if spec.extra or spec.name not in kinds:
             continue
         places = spec.places if spec.places is not None else inherited
         _agree_value(kinds[spec.name][0], schema["properties"][spec.name], root,
