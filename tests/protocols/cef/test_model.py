@@ -340,3 +340,19 @@ def test_any_deleted_or_retyped_member_is_a_located_error_or_a_faithful_read() -
         assert model.to_json() == doc, path
         accepted += 1
     assert refused > 1500 and accepted < refused / 4, (refused, accepted)
+
+
+def test_a_report_written_before_outcomes_existed_still_reads() -> None:
+    doc = _golden("cef-failure-heavy")
+    dropped = 0
+    for stratum in doc["strata"]:
+        for comparison in stratum["comparisons"]:
+            for hypothesis in comparison["hypotheses"]:
+                dropped += hypothesis.pop("outcome", None) is not None
+    for comparison in doc["aggregate"]["comparisons"]:
+        for hypothesis in comparison["hypotheses"]:
+            dropped += hypothesis.pop("outcome", None) is not None
+    report = _read(doc)
+    assert dropped > 3
+    assert all(h.outcome is None for c in report.aggregate.comparisons for h in c.hypotheses)
+    assert report.to_json() == doc

@@ -408,3 +408,13 @@ def test_reading_and_rendering_a_report_does_not_import_numpy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_report_written_before_outcomes_existed_still_reads() -> None:
+    doc = json.loads((GOLDEN / "public-eval-repeated" / "report.json").read_text())
+    del doc["quality"]["outcome"]
+    report = _read(doc)
+    assert report.quality.outcome is None and report.to_json() == doc
+    doc["quality"]["outcome"] = None  # present means present: null is not "absent"
+    with pytest.raises(PointerError, match=r"/quality/outcome: expected an object, got null"):
+        _read(doc)
