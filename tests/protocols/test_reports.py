@@ -13,6 +13,7 @@ from ctxbench.compiler.evaluation_model import EvaluationReport, EvaluationRow, 
 from ctxbench.core import InputError, PointerError
 from ctxbench.core.atomic import report_json_bytes
 from ctxbench.protocols.cef.model import CefReport
+from ctxbench.protocols.cef.planning import StudyDesign, plan_study
 from ctxbench.protocols.eceb.report import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.protocols.reports import REPORT_MODELS, read_report, report_model
@@ -49,10 +50,28 @@ def test_a_compile_evaluation_reads_back(tmp_path: Path) -> None:
     assert report.to_json() == _evaluation().to_json()
 
 
+def test_a_study_plan_reads_back_and_a_refused_design_is_located(tmp_path: Path) -> None:
+    plan = plan_study(StudyDesign("continuous", margin=0.05, difference=0.0, sd=0.12,
+                                  replicates=2), replications=200, seed=3)
+    path = tmp_path / "plan.json"
+    path.write_bytes(report_json_bytes(plan.to_json()))
+    assert read_report(path) == plan
+    doc = plan.to_json()
+    doc["design"]["sd"] = 0.99
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(PointerError, match=r"plan\.json: /design/sd: expected a spread the "):
+        read_report(path)
+    doc["design"].update(sd=0.12, fragile_share=1.0)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(PointerError, match=r"/design/fragile_share: expected null \(it does "
+                                           r"not apply to continuous scores\)"):
+        read_report(path)
+
+
 def test_the_table_names_every_report_schema_ctxbench_ships() -> None:
     assert set(REPORT_MODELS) == {"ctxbench.cef-report.v1", "ctxbench.public-eval-report.v1",
                                   "symgliph.eceb/report-v0.1",
-                                  "ctxbench.compile-evaluation.v1"}
+                                  "ctxbench.compile-evaluation.v1", "ctxbench.plan.v1"}
     for version in REPORT_MODELS:
         assert load_schema(version.replace("/", "__"))["$id"].endswith(version)
         model = report_model(version)
@@ -63,7 +82,8 @@ def test_the_table_names_every_report_schema_ctxbench_ships() -> None:
     ('{"schema_version": "ctxbench.cef-report.v9"}',
      '/schema_version: expected one of "ctxbench.cef-report.v1", '
      '"ctxbench.public-eval-report.v1", "symgliph.eceb/report-v0.1", '
-     '"ctxbench.compile-evaluation.v1" (a report ctxbench writes), got the string '
+     '"ctxbench.compile-evaluation.v1", "ctxbench.plan.v1" (a report ctxbench writes), '
+     'got the string '
      '"ctxbench.cef-report.v9"'),
     ('{"schema": 3}', '/schema: expected one of "ctxbench.cef-report.v1", '),
     ('{"tasks": 3}', "/schema_version: required field is missing (the schema version "

@@ -6,6 +6,7 @@
     report = read_report("public-eval-report.json")  # a PublicEvalReport
     report = read_report("eceb-report.json")         # an ECEB Report
     report = read_report("evaluation.json")          # a compile EvaluationReport
+    report = read_report("plan.json")                # a StudyPlan (ctxbench plan --json)
 
 The document names its schema in ``schema_version`` (ECEB reports: ``schema``); that name
 picks the model, and the model reads the rest strictly. A file that is not JSON, holds no
@@ -13,7 +14,7 @@ known version, or holds a report of another version stops with one located line,
 ``x.json: /schema_version: expected one of "ctxbench.cef-report.v1", ... (a report
 ctxbench writes), got the string "ctxbench.cef-report.v9"``. Models are imported when a
 report of their kind is read, so reading a CEF report does not import the others (or
-numpy).
+numpy; a study plan's model does, beside the planner).
 """
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ from ctxbench.core.node import Node
 if TYPE_CHECKING:
     from ctxbench.compiler.evaluation_model import EvaluationReport
     from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.cef.planning import StudyPlan
     from ctxbench.protocols.eceb.report import Report as EcebReport
     from ctxbench.protocols.public_eval.model import PublicEvalReport
 
 __all__ = ["REPORT_MODELS", "AnyReport", "read_report", "read_report_document",
            "report_model"]
 
-AnyReport: TypeAlias = "CefReport | PublicEvalReport | EcebReport | EvaluationReport"
+AnyReport: TypeAlias = ("CefReport | PublicEvalReport | EcebReport | EvaluationReport"
+                        " | StudyPlan")
 
 REPORT_MODELS: dict[str, tuple[str, str]] = {
     "ctxbench.cef-report.v1": ("ctxbench.protocols.cef.model", "CefReport"),
@@ -46,6 +49,7 @@ REPORT_MODELS: dict[str, tuple[str, str]] = {
     # only ctxbench.core, so naming it here draws in nothing of the compiler itself.
     "ctxbench.compile-evaluation.v1": ("ctxbench.compiler.evaluation_model",
                                        "EvaluationReport"),
+    "ctxbench.plan.v1": ("ctxbench.protocols.cef.planning", "StudyPlan"),
 }
 """Each report schema ctxbench writes -> (module, class) of its typed model."""
 
