@@ -14,7 +14,7 @@ from ctxbench.core import InputError, PointerError
 from ctxbench.core.atomic import report_json_bytes
 from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.planning import StudyDesign, plan_study
-from ctxbench.protocols.eceb.report import Report as EcebReport
+from ctxbench.protocols.eceb.model import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.protocols.reports import REPORT_MODELS, read_report, report_model
 from ctxbench.schemas import load_schema
@@ -111,7 +111,7 @@ def test_reading_a_cef_report_imports_no_other_model_and_no_numpy() -> None:
     code = ("import sys; from ctxbench.protocols.reports import read_report; "
             f"read_report({str(GOLDEN / 'cef-passing' / 'report.json')!r}); "
             "print(sorted(m for m in ('numpy', 'ctxbench.protocols.public_eval.model', "
-            "'ctxbench.protocols.eceb.report', 'ctxbench.compiler') if m in sys.modules))")
+            "'ctxbench.protocols.eceb.model', 'ctxbench.compiler') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"

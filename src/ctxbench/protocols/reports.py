@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ctxbench.compiler.evaluation_model import EvaluationReport
     from ctxbench.protocols.cef.model import CefReport
     from ctxbench.protocols.cef.planning import StudyPlan
-    from ctxbench.protocols.eceb.report import Report as EcebReport
+    from ctxbench.protocols.eceb.model import Report as EcebReport
     from ctxbench.protocols.public_eval.model import PublicEvalReport
 
 __all__ = ["REPORT_MODELS", "AnyReport", "read_report", "read_report_document",
@@ -44,7 +44,7 @@ REPORT_MODELS: dict[str, tuple[str, str]] = {
     "ctxbench.cef-report.v1": ("ctxbench.protocols.cef.model", "CefReport"),
     "ctxbench.public-eval-report.v1": ("ctxbench.protocols.public_eval.model",
                                        "PublicEvalReport"),
-    "symgliph.eceb/report-v0.1": ("ctxbench.protocols.eceb.report", "Report"),
+    "symgliph.eceb/report-v0.1": ("ctxbench.protocols.eceb.model", "Report"),
     # The compile evaluation's model lives with the compiler that writes it; it imports
     # only ctxbench.core, so naming it here draws in nothing of the compiler itself.
     "ctxbench.compile-evaluation.v1": ("ctxbench.compiler.evaluation_model",

@@ -32,7 +32,7 @@ from ctxbench.protocols.eceb import (
     seed_paths,
     verify_corpus,
 )
-from ctxbench.protocols.eceb.report import (
+from ctxbench.protocols.eceb.model import (
     ClaimClass,
     ClaimName,
     GateName,
@@ -46,7 +46,7 @@ from ctxbench.schemas import load_schema
 from model_schema import agree_object
 
 # the module, not the function the package exports under the same name
-evaluate_module = importlib.import_module("ctxbench.protocols.eceb.evaluate")
+evaluate_module = importlib.import_module("ctxbench.protocols.eceb.analysis")
 PATHS = seed_paths()
 BENCH = load_benchmark(PATHS.benchmark)
 CHECK = verify_corpus(BENCH, PATHS.corpus)
