@@ -41,8 +41,8 @@ from ctxbench.protocols.eceb import (
     parse_benchmark,
     verify_corpus,
 )
-from ctxbench.protocols.eceb.model import Scalars
-from ctxbench.protocols.eceb.report import Report
+from ctxbench.protocols.eceb.model import Report
+from ctxbench.protocols.eceb.records import Scalars
 
 GIB = 1 << 30
 

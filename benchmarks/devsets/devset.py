@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ctxbench.core import blake3_hex
-from ctxbench.protocols.eceb.model import BENCHMARK_SCHEMA, SPEC_URN, Artifact
+from ctxbench.protocols.eceb.records import BENCHMARK_SCHEMA, SPEC_URN, Artifact
 from ctxbench.protocols.eceb.root import corpus_root
 
 HERE = Path(__file__).resolve().parent

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
 from ctxbench.core import PointerError
-from ctxbench.core.jsonmodel import JsonModel, json_number, omit_empty, rounded
+from ctxbench.core.jsonmodel import (
+    JsonModel,
+    check,
+    derived,
+    extra_members,
+    json_name,
+    json_number,
+    omit_empty,
+    optional,
+    rounded,
+    significant,
+    version,
+)
 from ctxbench.core.node import Node
 
 
@@ -87,7 +99,96 @@ def test_json_number() -> None:
 def test_unsupported_annotations_are_refused_when_first_read() -> None:
     @dataclass(frozen=True, slots=True)
     class Bad(JsonModel):
-        value: dict[str, int]
+        value: set[int]
 
     with pytest.raises(TypeError, match="unsupported annotation"):
         Bad.from_json(Node("x.json", "", {"value": {}}))
+
+
+# --- the declarations the CEF and public-eval reports need --------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Part(JsonModel):
+    total: int | float | None  # an exact total stays an int; a float one is rounded
+    share: float = field(metadata=rounded(4))
+
+
+def _twice(model: Whole) -> int:
+    return model.count * 2
+
+
+@dataclass(frozen=True, slots=True)
+class Whole(JsonModel):
+    json_owner = "x.v1"
+
+    schema_version: Literal["x.v1"] = field(init=False, default="x.v1", metadata=version())
+    count: int
+    kind: Literal["a"] = field(metadata=json_name("class"))
+    gated: bool | None = field(metadata=optional())
+    low: float | None = field(metadata=optional(along_with="gated"))
+    double: int = field(init=False, compare=False, metadata=derived(_twice, ("count",)))
+    bounds: tuple[float | None, float | None] = field(metadata=rounded(2))
+    part: Part = field(metadata=rounded(1))  # the total inherits 1 place, the share keeps 4
+    weights: dict[str, float] = field(metadata=rounded(1))
+    free: Any = field(metadata=rounded(1))
+    p: float = field(metadata=significant(2))
+    items: tuple[str, ...] = field(metadata=check(bool, "an array of at least one item"))
+    note: str | None = field(default=None, metadata=optional())
+    extra: tuple[tuple[str, str | int | float], ...] = extra_members()
+
+
+def _whole() -> Whole:
+    return Whole(count=2, kind="a", gated=True, low=None, bounds=(-0.0001, None),
+                 part=Part(1.26, 0.123456), weights={"b": 0.26, "a": 1.0},
+                 free={"x": [0.15, 2, "s"]}, p=0.012345, items=("i",),
+                 extra=(("op", "lab"), ("n", 3)))
+
+
+def test_each_declaration_writes_as_declared() -> None:
+    doc = _whole().to_json()
+    assert doc == {"schema_version": "x.v1", "count": 2, "class": "a", "gated": True,
+                   "low": None, "double": 4, "bounds": [0.0, None],
+                   "part": {"total": 1.3, "share": 0.1235}, "weights": {"b": 0.3, "a": 1.0},
+                   "free": {"x": [0.1, 2, "s"]}, "p": 0.012, "items": ["i"], "op": "lab",
+                   "n": 3}
+    assert math.copysign(1, doc["bounds"][0]) == 1.0  # -0.0 is written 0.0
+    assert Part(7, 0.5).to_json(1) == {"total": 7, "share": 0.5}
+    bare = replace(_whole(), gated=None, low=None, note=None, extra=())
+    assert "gated" not in bare.to_json() and "low" not in bare.to_json()
+    assert "note" not in bare.to_json() and bare.double == 4
+
+
+def test_each_declaration_reads_back() -> None:
+    doc = _whole().to_json()
+    model = Whole.from_json(Node("x.json", "", doc))
+    assert model.to_json() == doc and model.extra == (("op", "lab"), ("n", 3))
+    assert model.kind == "a" and model.weights == {"b": 0.3, "a": 1.0}
+    assert type(model.part.total) is float and model.bounds == (0.0, None)
+    del doc["gated"], doc["low"]
+    assert Whole.from_json(Node("x.json", "", doc)).gated is None
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d.update(schema_version="x.v2"),
+     "/schema_version: expected 'x.v1' (the version this ctxbench reads), got the string "
+     '"x.v2"'),
+    (lambda d: d.pop("low"), "/low: required field is missing"),
+    (lambda d: d.pop("gated"), "/gated: required field is missing"),
+    (lambda d: d.update(note=None), "/note: expected a string, got null"),
+    (lambda d: d.update(double=5),
+     "/double: expected the integer 4 (derived from /count), got the integer 5"),
+    (lambda d: d.pop("double"), "/double: required field is missing"),
+    (lambda d: d.update(bounds=[1]), "/bounds: expected an array of two numbers or nulls"),
+    (lambda d: d.update(weights={"a": "1"}), '/weights/a: expected a number, got the string'),
+    (lambda d: d.update(op=[1]), "/op: expected a string or a number, got an array"),
+    (lambda d: d.update(items=[]), "/items: expected an array of at least one item"),
+    (lambda d: d.update({"class": "b"}), '/class: expected "a", got the string "b"'),
+    (lambda d: d.update(part={"total": True, "share": 1}),
+     "/part/total: expected a number, got the boolean true"),
+])
+def test_each_declaration_refuses_with_a_located_error(edit: Any, message: str) -> None:
+    doc = _whole().to_json()
+    edit(doc)
+    with pytest.raises(PointerError) as caught:
+        Whole.from_json(Node("x.json", "", doc))
+    assert str(caught.value).startswith("x.json: " + message)

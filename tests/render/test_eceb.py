@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ctxbench.core.node import Node
-from ctxbench.protocols.eceb.report import Report
+from ctxbench.protocols.eceb.model import Report
 from ctxbench.render.eceb import render_markdown
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "eceb-seed"

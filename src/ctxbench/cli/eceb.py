@@ -9,7 +9,7 @@ import click
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_json, atomic_write_text, report_json_bytes
 from ctxbench.protocols.eceb.api import benchmark_root, evaluate_files, load_report
-from ctxbench.protocols.eceb.model import CLAIM_CLASSES
+from ctxbench.protocols.eceb.records import CLAIM_CLASSES
 from ctxbench.protocols.eceb.register import DEFAULT_CLAIM_CLASS, load_rules, register_directory
 from ctxbench.render.eceb import render_markdown
 from ctxbench.render.markdown import with_notes

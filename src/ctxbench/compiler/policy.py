@@ -107,7 +107,7 @@ class Policy:
         holds; each denied entry must name an artifact id, a file or a directory of the
         corpus. Anything else is an InputError naming the entry (exit 2).
         """
-        from ctxbench.protocols.eceb.model import CLASSIFICATIONS
+        from ctxbench.protocols.eceb.records import CLASSIFICATIONS
 
         used = {a.classification for a in corpus.artifacts}
         known = tuple(sorted(set(CLASSIFICATIONS) | used))

@@ -17,7 +17,7 @@ from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import RENDER_TEMPLATE, Excerpt, packet_blake3
 from ctxbench.compiler.selection import Selection, select_compiled, select_full, select_naive
 from ctxbench.core import InputError
-from ctxbench.protocols.eceb.model import STRATEGIES as ECEB_STRATEGIES
+from ctxbench.protocols.eceb.records import STRATEGIES as ECEB_STRATEGIES
 
 __all__ = ["STRATEGIES", "CompiledContext", "compile_context", "finish_packet"]
 

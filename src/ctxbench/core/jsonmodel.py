@@ -1,4 +1,4 @@
-"""Frozen dataclasses as JSON documents: the field annotations are the format.
+"""Frozen dataclasses as JSON documents: each member declared once, as a field.
 
 A report model is a tree of frozen, slotted dataclasses deriving from :class:`JsonModel`.
 ``to_json()`` writes every field under its own name, in declaration order (so the
@@ -8,77 +8,145 @@ wrong type, a string outside its closed set or a member the model does not decla
 the read with the file and JSON pointer, e.g. ``report.json: /tasks/3/budgets/0/passed:
 expected a boolean, got the string "yes"``. Nothing is coerced or defaulted.
 
-Annotations understood: ``str``, ``int`` (not a boolean), ``bool``, ``Fraction`` (an exact
-number; written as an integer when whole, otherwise rounded to ``json_decimals`` places),
-``float`` (written as is, or rounded to the places its :func:`rounded` metadata gives; these
-are the only roundings a model's document undergoes), ``Literal[...]`` of strings or
-booleans (closed sets and constants), ``tuple[T, ...]`` (a JSON array), another model or
-any class with ``to_json``/``from_json``, and ``T | None`` of these (the member must be
-present and may be null). A field declared with :func:`omit_empty` may be absent, and is
-left out of the document when empty.
+Annotations understood: ``str``, ``int`` (not a boolean), ``bool``, ``float``,
+``Fraction`` (an exact number; written as an integer when whole, otherwise rounded to the
+class's ``json_decimals`` places), ``Literal[...]`` of strings or booleans (closed sets
+and constants), ``tuple[T, ...]`` (an array), ``tuple[A, B]`` (an array of exactly two),
+``dict[str, T]`` or ``Mapping[str, T]`` (an object of any members, in document order),
+``Any`` (a free-form value, kept as decoded), a union of scalars such as ``int | float``
+(each value kept as its own kind), another model or any class with
+``to_json``/``from_json``, and ``T | None`` of these (the member must be present and may
+be null).
 
-Readers and writers are derived once per class from its annotations, so the model cannot
-disagree with its own reader; tests compare the same annotations with the JSON Schema.
+Declarations, as dataclass field metadata or fields (each composes with ``|``/``metadata``):
+
+- :func:`rounded` / :func:`significant`: floats written to so many decimals or significant
+  digits (kept exact in the model; the only roundings a document undergoes; -0.0 is
+  written 0.0 and a non-finite value null). On a field holding a model, tuple or object,
+  the decimals apply to every float inside that declares none of its own. A class may set
+  ``json_float_decimals`` for its floats that declare none and inherit none.
+- :func:`json_name`: the member's JSON name when it is not a Python name (``class``).
+- :func:`omit_empty`: a tuple that may be absent (read as empty), left out when empty.
+- :func:`optional`: absent exactly when None (a present member must not be null);
+  ``optional(along_with="a")``: present exactly when the optional member ``a`` is.
+- :func:`derived`: computed from the other fields (an ``init=False`` field), written, and
+  on reading checked against the computation.
+- :func:`version`: the document's schema version (an ``init=False`` field's default),
+  checked before any other member.
+- :func:`extra_members`: ``tuple[tuple[str, V], ...]`` holding the members the class does
+  not declare (an open object), in document order, written last.
+- :func:`check`: a predicate a read value must satisfy, with what is expected otherwise.
+
+Readers and writers are derived once per class (:mod:`ctxbench.core.jsonplan`), so the
+model cannot disagree with its own reader; tests compare the same annotations with the
+JSON Schema.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import types
 import typing
 from collections.abc import Callable
-from fractions import Fraction
-from typing import Any, ClassVar, Literal, Self, get_args, get_origin
+from typing import Any, ClassVar, Literal, Self, get_args
 
-from ctxbench.core.errors import PointerError
+from ctxbench.core.jsonfast import Mismatch, fast_object
+from ctxbench.core.jsonplan import KEYS, json_number, plan_of, split_optional, writer
 from ctxbench.core.node import Node
 
-__all__ = ["JsonModel", "field_kinds", "json_number", "omit_empty", "rounded"]
-
-_Reader = Callable[[Node], Any]
-_OMIT = "ctxbench.omit_empty"
-_DECIMALS = "ctxbench.decimals"
+__all__ = ["JsonModel", "check", "derived", "extra_members", "field_kinds", "json_name",
+           "json_number", "omit_empty", "optional", "rounded", "significant", "version"]
 
 
 def omit_empty() -> Any:
     """A tuple field that may be absent (read as empty) and is not written when empty."""
-    return dataclasses.field(default=(), metadata={_OMIT: True})
+    return dataclasses.field(default=(), metadata={KEYS.OMIT_EMPTY: True})
 
 
 def rounded(decimals: int) -> dict[str, int]:
-    """Field metadata: a ``float`` written rounded to ``decimals`` places (kept exact in the
+    """Field metadata: floats written rounded to ``decimals`` places (kept exact in the
     model), as in ``recall: float = field(metadata=rounded(4))``."""
-    return {_DECIMALS: decimals}
+    return {KEYS.DECIMALS: decimals}
 
 
-def json_number(value: Fraction | None, decimals: int = 3) -> int | float | None:
-    """An exact number as a document writes it: whole numbers as integers, else rounded."""
-    if value is None:
-        return None
-    if value.denominator == 1:
-        return value.numerator
-    return round(float(value), decimals)
+def significant(digits: int) -> dict[str, int]:
+    """Field metadata: a float written to ``digits`` significant digits (a p-value)."""
+    return {KEYS.SIGNIFICANT: digits}
+
+
+def json_name(name: str) -> dict[str, str]:
+    """Field metadata: the member's name in the document (``class_`` written ``class``)."""
+    return {KEYS.NAME: name}
+
+
+def optional(*, along_with: str | None = None) -> dict[str, Any]:
+    """Field metadata: a member left out when None, read as None when absent (a present
+    member must not be null): ``field(default=None, metadata=optional())``.
+
+    ``along_with="leader"``: present exactly when the optional member ``leader`` is (its
+    own value may then be null); a document holding any of the group must hold all of it.
+    """
+    return {KEYS.OPTIONAL: along_with}
+
+
+def derived(compute: Callable[[Any], Any], source: tuple[str, ...] | str) -> dict[str, Any]:
+    """Field metadata: a member computed from the other fields, written, never passed in:
+    ``field(init=False, compare=False, metadata=derived(f, source))``.
+
+    ``source`` names what it is derived from, for the error when a document disagrees:
+    member names from this object (a pointer) or words.
+    """
+    return {KEYS.DERIVED: (compute, source)}
+
+
+def version() -> dict[str, Any]:
+    """Field metadata: the member holding the schema version (the field's default), checked
+    before any other member: ``field(init=False, default=V, metadata=version())``."""
+    return {KEYS.VERSION: True}
+
+
+def extra_members() -> Any:
+    """The members an open object holds beyond its declared ones, in document order."""
+    return dataclasses.field(default=(), metadata={KEYS.EXTRA: True})
+
+
+def check(predicate: Callable[[Any], bool], expected: str) -> dict[str, Any]:
+    """Field metadata: a read value must satisfy ``predicate``, else ``expected ...``."""
+    return {KEYS.CHECK: (predicate, expected)}
 
 
 class JsonModel:
-    """Base of the frozen report dataclasses: ``to_json`` and ``from_json`` from annotations."""
+    """Base of the frozen report dataclasses: ``to_json`` and ``from_json`` from fields."""
 
     __slots__ = ()
+    json_model: ClassVar[Literal[True]] = True
+    json_model_root: ClassVar[bool] = True
     json_decimals: ClassVar[int] = 3
+    """Places of a non-whole ``Fraction``."""
+    json_float_decimals: ClassVar[int | None] = None
+    """Places of a float that declares none and inherits none (None: written as is)."""
+    json_owner: ClassVar[str] = "the format"
+    """What defines the members, as the error for an unknown one names it."""
 
-    def to_json(self) -> dict[str, Any]:
-        """The document of this model: every field by name, in declaration order."""
+    def __post_init__(self) -> None:
+        for spec in plan_of(type(self)).derived:
+            object.__setattr__(self, spec.attr, spec.derived[0](self))  # type: ignore[index]
+
+    def to_json(self, decimals: int | None = None) -> dict[str, Any]:
+        """The document of this model: every member by name, in declaration order.
+
+        ``decimals``: the places for floats that declare none of their own (what an
+        enclosing field declared).
+        """
         out: dict[str, Any] = {}
-        decimals = self.json_decimals
-        for name, omit, places in _layout(type(self)):
-            value = getattr(self, name)
-            if omit and not value:
+        for attr, name, write, omit, extra in _layout(type(self), decimals):
+            value = getattr(self, attr)
+            if omit is not None and (not value if omit == "" else getattr(self, omit) is None):
                 continue
-            if places is not None and type(value) is float:
-                out[name] = round(value, places)
+            if extra:
+                for key, item in value:
+                    out[key] = write(item)
             else:
-                out[name] = _dump(value, decimals)
+                out[name] = write(value)
         return out
 
     @classmethod
@@ -86,216 +154,81 @@ class JsonModel:
         """Read a decoded document; any missing, mistyped or unknown member raises
         :class:`~ctxbench.core.errors.PointerError` naming the file and JSON pointer."""
         try:  # a valid document is read without building a pointer for every member
-            return typing.cast(Self, _fast_object(cls)(node.value))
-        except _Mismatch:
+            model: Self = fast_object(cls)(node.value)
+            return model
+        except Mismatch:
             pass
-        plan = _plan(cls)
-        if not isinstance(node.value, dict):
-            raise node.fail("an object")
-        values: dict[str, Any] = {}
-        for name, (reader, optional) in plan.items():
-            if optional and name not in node.value:
-                continue
-            values[name] = reader(node.at(name))
-        node.closed(plan, "the format")
-        return cls(**values)
+        return typing.cast(Self, _read_located(cls, node))
 
 
 def field_kinds(cls: type) -> dict[str, tuple[Any, bool]]:
-    """Each field's resolved annotation and whether it may be absent (for schema tests)."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: (hints[f.name], bool(f.metadata.get(_OMIT)))
-            for f in dataclasses.fields(cls)}
+    """Each JSON member's annotation (an optional one's without None) and whether it may
+    be absent, by member name (for schema tests); further members of an open object are
+    not listed."""
+    out: dict[str, tuple[Any, bool]] = {}
+    for spec in plan_of(cls).fields:
+        if spec.extra:
+            continue
+        kind = split_optional(spec.kind)[0] if spec.leader == spec.attr else spec.kind
+        out[spec.name] = (kind, spec.may_be_absent)
+    return out
 
 
-_LAYOUTS: dict[type, tuple[tuple[str, bool, int | None], ...]] = {}
+_Layout = tuple[tuple[str, str, Callable[[Any], Any], str | None, bool], ...]
+_LAYOUTS: dict[tuple[type, int | None], _Layout] = {}
 
 
-def _layout(cls: type) -> tuple[tuple[str, bool, int | None], ...]:
-    layout = _LAYOUTS.get(cls)
+def _layout(cls: type, inherited: int | None) -> _Layout:
+    layout = _LAYOUTS.get((cls, inherited))
     if layout is None:
-        layout = tuple((f.name, bool(f.metadata.get(_OMIT)), f.metadata.get(_DECIMALS))
-                       for f in dataclasses.fields(cls))
-        _LAYOUTS[cls] = layout
+        plan = plan_of(cls)
+        rows = []
+        for s in plan.fields:
+            places = s.places if s.places is not None else inherited
+            kind = _item_kind(s.kind) if s.extra else s.kind
+            write = writer(kind, places if places is not None else plan.float_places,
+                           s.digits, plan.fractions)
+            omit = "" if s.omit_empty else s.leader
+            rows.append((s.attr, s.name, write, omit, s.extra))
+        layout = _LAYOUTS[(cls, inherited)] = tuple(rows)
     return layout
 
 
-def _dump(value: Any, decimals: int) -> Any:
-    if isinstance(value, Fraction):
-        return json_number(value, decimals)
-    if isinstance(value, tuple):
-        return [_dump(item, decimals) for item in value]
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    return value
+def _item_kind(kind: Any) -> Any:
+    """V of ``tuple[tuple[str, V], ...]`` (what an open object's further members hold)."""
+    return get_args(get_args(kind)[0])[1]
 
 
-_PLANS: dict[type, dict[str, tuple[_Reader, bool]]] = {}
-
-
-def _plan(cls: type) -> dict[str, tuple[_Reader, bool]]:
-    plan = _PLANS.get(cls)
-    if plan is None:
-        plan = {name: (_reader(kind), optional)
-                for name, (kind, optional) in field_kinds(cls).items()}
-        _PLANS[cls] = plan
-    return plan
-
-
-def _reader(kind: Any) -> _Reader:
-    origin, args = get_origin(kind), get_args(kind)
-    if origin in (types.UnionType, typing.Union):
-        inner = [a for a in args if a is not type(None)]
-        if len(inner) != 1 or len(args) != 2:
-            raise TypeError(f"unsupported union {kind!r}: only T | None")
-        read = _reader(inner[0])
-        return lambda node: None if node.value is None else read(node)
-    if origin is tuple:
-        if len(args) != 2 or args[1] is not Ellipsis:
-            raise TypeError(f"unsupported tuple {kind!r}: only tuple[T, ...]")
-        item = _reader(args[0])
-        return lambda node: tuple(item(n) for n in node.items())
-    if origin is Literal:
-        return _literal(args)
-    if kind is str:
-        return Node.text
-    if kind is bool:
-        return Node.flag
-    if kind is int:
-        return Node.int_
-    if kind is Fraction:
-        return _fraction
-    if kind is float:
-        return _float
-    if isinstance(kind, type) and hasattr(kind, "from_json"):
-        return typing.cast(_Reader, kind.from_json)
-    raise TypeError(f"unsupported annotation {kind!r}")
-
-
-def _literal(options: tuple[Any, ...]) -> _Reader:
-    shown = ", ".join(_show(o) for o in options)
-    expected = f"one of {shown}" if len(options) > 1 else shown
-
-    def read(node: Node) -> Any:
-        value = node.value
-        for option in options:
-            if type(value) is type(option) and value == option:
-                return option
-        raise node.fail(expected)
-
-    return read
-
-
-def _show(option: Any) -> str:
-    if isinstance(option, bool):
-        return "true" if option else "false"
-    return f'"{option}"'
-
-
-def _fraction(node: Node) -> Fraction:
-    value = node.value
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise node.fail("a number")
-    if isinstance(value, int):
-        return Fraction(value)
-    if not math.isfinite(value):
-        raise node.fail("a finite number")
-    return Fraction(repr(value))
-
-
-def _float(node: Node) -> float:
-    value = node.num()
-    if not math.isfinite(value):
-        raise node.fail("a finite number")
-    return value
-
-
-# -- the fast path ---------------------------------------------------------------------
-# The same annotations read a valid document without Node objects or pointers. Anything it
-# does not accept raises _Mismatch, and from_json then reads the document again through
-# Node, which names the first offending member. The fast path accepts nothing the located
-# path refuses (the error tests would then see no error).
-
-
-class _Mismatch(Exception):
-    pass
-
-
-_MISMATCH = _Mismatch()
-_Fast = Callable[[Any], Any]
-_FAST: dict[type, tuple[frozenset[str], tuple[tuple[str, _Fast, bool], ...]]] = {}
-
-
-def _fast_object(cls: type) -> _Fast:
-    def read(value: Any) -> Any:
-        plan = _FAST.get(cls)
-        if plan is None:
-            plan = _FAST[cls] = (frozenset(_plan(cls)), tuple(
-                (name, _fast(kind), optional)
-                for name, (kind, optional) in field_kinds(cls).items()))
-        names, fields = plan
-        if type(value) is not dict or not value.keys() <= names:
-            raise _MISMATCH
-        values = {}
-        for name, convert, optional in fields:
-            if name in value:
-                values[name] = convert(value[name])
-            elif not optional:
-                raise _MISMATCH
-        return cls(**values)
-
-    return read
-
-
-def _fast(kind: Any) -> _Fast:
-    origin, args = get_origin(kind), get_args(kind)
-    if origin in (types.UnionType, typing.Union):
-        inner = _fast(next(a for a in args if a is not type(None)))
-        return lambda v: None if v is None else inner(v)
-    if origin is tuple:
-        item = _fast(args[0])
-
-        def items(v: Any) -> tuple[Any, ...]:
-            if type(v) is not list:
-                raise _MISMATCH
-            return tuple([item(x) for x in v])
-
-        return items
-    if origin is Literal:
-        table = {(type(o), o): o for o in args}
-
-        def literal(v: Any) -> Any:
-            try:
-                return table[(type(v), v)]
-            except (KeyError, TypeError):
-                raise _MISMATCH from None
-
-        return literal
-    if kind in (str, int, bool):
-        def exact(v: Any) -> Any:
-            if type(v) is not kind:
-                raise _MISMATCH
-            return v
-
-        return exact
-    if kind is Fraction or kind is float:
-        def number(v: Any) -> Any:
-            if type(v) is int:
-                return kind(v)
-            if type(v) is float and math.isfinite(v):
-                return Fraction(repr(v)) if kind is Fraction else v
-            raise _MISMATCH
-
-        return number
-    if (isinstance(kind, type) and issubclass(kind, JsonModel)
-            and kind.from_json.__func__ is JsonModel.from_json.__func__):  # type: ignore[attr-defined]
-        return _fast_object(kind)
-    located = _reader(kind)  # a class with its own from_json (e.g. an open object)
-
-    def other(v: Any) -> Any:
-        try:
-            return located(Node("", "", v))
-        except PointerError:
-            raise _MISMATCH from None
-
-    return other
+def _read_located(cls: type[Any], node: Node) -> Any:
+    plan = plan_of(cls)
+    obj = node.value
+    if not isinstance(obj, dict):
+        raise node.fail("an object")
+    if plan.version is not None:
+        member = obj.get(plan.version.name)
+        if type(member) is not str or member != plan.version.version:
+            raise plan.version_error(node)
+    values: dict[str, Any] = {}
+    for spec in plan.fields:
+        if not spec.init or spec.extra:
+            continue
+        if spec.leader is not None:
+            if not any(name in obj for name in plan.groups[spec.leader]):
+                values[spec.attr] = None
+                continue
+        elif spec.omit_empty and spec.name not in obj:
+            continue
+        member = node.at(spec.name)
+        value = spec.read(member)
+        if spec.check is not None and not spec.check[0](value):
+            raise member.fail(spec.check[1])
+        values[spec.attr] = value
+    if plan.extra is not None:
+        values[plan.extra.attr] = tuple((key, plan.extra.read(member))
+                                        for key, member in node.entries()
+                                        if key not in plan.names)
+    else:
+        node.closed(plan.names, plan.owner)
+    model = cls(**values)
+    plan.check_derived(node, model)
+    return model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ctxbench.protocols.eceb.report import BudgetRow, Report, Scalar, Task, shown
+from ctxbench.protocols.eceb.model import BudgetRow, Report, Scalar, Task, shown
 
 __all__ = ["render_markdown"]
 

@@ -29,7 +29,7 @@ def _body(report: dict[str, Any], where: str) -> str:
             return public_eval(PublicEvalReport.from_json(Node(where, "", report)))
         if version.startswith("symgliph.eceb/report-"):
             from ctxbench.core.node import Node
-            from ctxbench.protocols.eceb.report import Report
+            from ctxbench.protocols.eceb.model import Report
             from ctxbench.render.eceb import render_markdown as eceb
             return eceb(Report.from_json(Node(where, "", report)))
     raise PointerError(where, "/schema_version", "expected a CEF, public-eval or ECEB report, "

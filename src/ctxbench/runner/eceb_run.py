@@ -19,7 +19,7 @@ from typing import Any
 
 from ctxbench import __version__
 from ctxbench.core import IntegrityError, TokenUsage, iter_jsonl, usd_to_micro
-from ctxbench.protocols.eceb.model import STRATEGIES as ECEB_STRATEGIES
+from ctxbench.protocols.eceb.records import STRATEGIES as ECEB_STRATEGIES
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.scorers import to_milli

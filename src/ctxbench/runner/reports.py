@@ -23,7 +23,7 @@ from ctxbench.runner.workload import Workload
 
 if TYPE_CHECKING:
     from ctxbench.protocols.cef.model import CefReport
-    from ctxbench.protocols.eceb.report import Report as EcebReport
+    from ctxbench.protocols.eceb.model import Report as EcebReport
 
 __all__ = ["SCORER_RUBRIC", "cef_verdicts", "eceb_verdicts", "write_prereg", "write_reports"]
 

@@ -92,7 +92,7 @@ def registry_document(workload: BfclWorkload, *, budget_ladder: Sequence[int],
                       repetitions: int, claim_class: str = "public_reproduction"
                       ) -> dict[str, Any]:
     """The ``symgliph.eceb/benchmark-v0.1`` document of the slice (see the module doc)."""
-    from ctxbench.protocols.eceb.model import Artifact
+    from ctxbench.protocols.eceb.records import Artifact
     from ctxbench.protocols.eceb.root import corpus_root
 
     ladder = sorted(set(budget_ladder))

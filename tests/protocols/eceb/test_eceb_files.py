@@ -127,7 +127,7 @@ def test_a_symlink_loop_and_links_are_refused(tmp_path: Path) -> None:
     doc = json.loads(bench.read_text())
     doc["corpus"]["artifacts"][0]["path"] = "loop1/a.md"
     from ctxbench.protocols.eceb import corpus_root, parse_benchmark
-    from ctxbench.protocols.eceb.model import Artifact
+    from ctxbench.protocols.eceb.records import Artifact
     records = doc["corpus"]["artifacts"]
     doc["corpus"]["root"] = corpus_root(Artifact(**r) for r in records)
     looped = parse_benchmark(doc, path="b.json")

@@ -14,8 +14,8 @@ from eceb_fixtures import BY_NAME, CASES, TASK, base_documents, documents, mater
 from ctxbench.core import InputError, atomic_write_json
 from ctxbench.protocols.eceb import GATES
 from ctxbench.protocols.eceb.api import evaluate_files
-from ctxbench.protocols.eceb.report import Report
-from ctxbench.protocols.eceb.report import Task as TaskResult
+from ctxbench.protocols.eceb.model import Report
+from ctxbench.protocols.eceb.model import Task as TaskResult
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GATE_CASES = [c.name for c in CASES if c.gate is not None]

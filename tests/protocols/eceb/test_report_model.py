@@ -32,7 +32,7 @@ from ctxbench.protocols.eceb import (
     seed_paths,
     verify_corpus,
 )
-from ctxbench.protocols.eceb.report import (
+from ctxbench.protocols.eceb.model import (
     ClaimClass,
     ClaimName,
     GateName,
@@ -46,7 +46,7 @@ from ctxbench.schemas import load_schema
 from model_schema import agree_object
 
 # the module, not the function the package exports under the same name
-evaluate_module = importlib.import_module("ctxbench.protocols.eceb.evaluate")
+evaluate_module = importlib.import_module("ctxbench.protocols.eceb.analysis")
 PATHS = seed_paths()
 BENCH = load_benchmark(PATHS.benchmark)
 CHECK = verify_corpus(BENCH, PATHS.corpus)
@@ -394,15 +394,15 @@ def test_html_lists_each_failed_assertion_once() -> None:
 
 def test_the_located_read_gives_the_same_model_as_the_fast_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxbench.core import jsonmodel
+    from ctxbench.core import jsonfast, jsonmodel
 
     docs = [_golden_doc(), *(json.loads(json.dumps(r.to_json())) for r in _reports()[:4])]
     fast = [_read(d) for d in docs]
 
     def refuse(cls: type) -> Any:
         def read(value: Any) -> Any:
-            raise jsonmodel._MISMATCH
+            raise jsonfast.MISMATCH
         return read
 
-    monkeypatch.setattr(jsonmodel, "_fast_object", refuse)
+    monkeypatch.setattr(jsonmodel, "fast_object", refuse)
     assert [_read(d) for d in docs] == fast

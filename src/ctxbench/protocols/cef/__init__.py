@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         read_table,
         write_report,
     )
-    from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.cef.model import REPORT_SCHEMA, CefReport
     from ctxbench.protocols.cef.planning import StudyDesign, StudyPlan, plan_study
     from ctxbench.protocols.cef.prereg import (
         Preregistration,
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         load_preregistration,
     )
     from ctxbench.protocols.cef.records import Trial, read_trials, validate_trials
-    from ctxbench.protocols.cef.report import REPORT_SCHEMA
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -52,7 +51,7 @@ __all__ = [
 ]
 
 _WHERE = {
-    "REPORT_SCHEMA": "report",
+    "REPORT_SCHEMA": "model",
     "CefReport": "model",
     "Preregistration": "prereg",
     "StudyDesign": "planning",

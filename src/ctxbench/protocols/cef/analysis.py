@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from ctxbench.core.errors import InputError
 from ctxbench.core.rng import derive_rng
+from ctxbench.protocols.cef.assemble import assemble, stratum_label
 from ctxbench.protocols.cef.compare import (
     ConditionResult,
     Margins,
@@ -27,7 +28,6 @@ from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.pairing import Pairing, pair_trials
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.protocols.cef.records import Trial
-from ctxbench.protocols.cef.report import assemble, stratum_label
 from ctxbench.protocols.cef.table import TrialTable, table_from_trials
 from ctxbench.stats.distinct import distinct_codes, distinct_pairs
 

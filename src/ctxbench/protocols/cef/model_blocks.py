@@ -1,20 +1,18 @@
 """The per-stratum parts of a CEF report: estimates, hypotheses, comparisons, points.
 
 Each class mirrors one ``$defs`` entry of ``ctxbench.cef-report.v1.json``: its fields are
-the definition's members in the order the report writes them; ``to_json()`` writes them
-(rounding floats to ``DECIMALS`` places, the only rounding anywhere) and
-``from_json(node)`` reads them back, raising a located ``PointerError`` for a missing,
-mistyped or unknown member. Full precision is kept in the objects themselves.
+the definition's members in the order the report writes them, declared once
+(:class:`~ctxbench.core.jsonmodel.JsonModel`); floats are rounded to ``DECIMALS`` places
+only when written and kept at full precision in the objects themselves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
-from ctxbench.core import pointer_join
-from ctxbench.core.node import Node
-from ctxbench.protocols.cef.model_io import choice, closed, derived, rnd, rnd_or_none
+from ctxbench.core.jsonmodel import check, derived, optional
+from ctxbench.protocols.cef.model_io import CefModel
 
 __all__ = [
     "GATED_STATISTICS",
@@ -51,16 +49,14 @@ def claim_name(win: bool) -> Claim:
 
 # --- the parts -------------------------------------------------------------------------
 
-_ESTIMATE_GATED = ("degenerate", "bootstrap_low", "bootstrap_high")
-
-
 @dataclass(frozen=True, slots=True)
-class Estimate:
+class Estimate(CefModel):
     """One statistic: its point estimate and the interval that is reported for it.
 
     A gated statistic (``gating``) shows the gate's score interval and carries
-    ``degenerate`` and the percentile bootstrap bounds beside it; a statistic that is not
-    gated shows its percentile bootstrap interval and has ``degenerate = None``.
+    ``degenerate`` and the percentile bootstrap bounds beside it (the three come together);
+    a statistic that is not gated shows its percentile bootstrap interval and has
+    ``degenerate = None`` (the three are absent).
     """
 
     estimate: float | None
@@ -68,70 +64,27 @@ class Estimate:
     high: float | None
     interval_method: Literal["score", "percentile"]
     gating: bool
-    degenerate: bool | None
-    bootstrap_low: float | None
-    bootstrap_high: float | None
+    degenerate: bool | None = field(metadata=optional())
+    bootstrap_low: float | None = field(metadata=optional(along_with="degenerate"))
+    bootstrap_high: float | None = field(metadata=optional(along_with="degenerate"))
     standard_error: float | None
     undefined_resamples: int
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = _ESTIMATE_GATED
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"estimate": rnd_or_none(self.estimate),
-                               "low": rnd_or_none(self.low), "high": rnd_or_none(self.high),
-                               "interval_method": self.interval_method, "gating": self.gating}
-        if self.degenerate is not None:
-            out.update(degenerate=self.degenerate,
-                       bootstrap_low=rnd_or_none(self.bootstrap_low),
-                       bootstrap_high=rnd_or_none(self.bootstrap_high))
-        out["standard_error"] = rnd_or_none(self.standard_error)
-        out["undefined_resamples"] = self.undefined_resamples
-        return out
-
-    @classmethod
-    def from_json(cls, node: Node) -> Estimate:
-        closed(node, ("estimate", "low", "high", "standard_error", "undefined_resamples",
-                      "interval_method", "gating", *_ESTIMATE_GATED))
-        degenerate = None
-        bootstrap_low = bootstrap_high = None
-        present = [key for key in _ESTIMATE_GATED if key in node.value]
-        if present:
-            # The three come together: all of them for a gated statistic, or none.
-            degenerate = node.b("degenerate")
-            bootstrap_low = node.on("bootstrap_low")
-            bootstrap_high = node.on("bootstrap_high")
-        return cls(estimate=node.on("estimate"), low=node.on("low"), high=node.on("high"),
-                   interval_method=choice(node, "interval_method", ("score", "percentile")),
-                   gating=node.b("gating"), degenerate=degenerate,
-                   bootstrap_low=bootstrap_low, bootstrap_high=bootstrap_high,
-                   standard_error=node.on("standard_error"),
-                   undefined_resamples=node.i("undefined_resamples"))
-
 
 @dataclass(frozen=True, slots=True)
-class Confirmation:
+class Confirmation(CefModel):
     """H4's second bound: the symmetric bootstrap-t of the log ratio of totals."""
 
     method: Literal["studentized_bootstrap_log_ratio"]
     bound_value: float | None
     passed: bool
 
-    def to_json(self) -> dict[str, Any]:
-        return {"method": self.method, "bound_value": rnd_or_none(self.bound_value),
-                "passed": self.passed}
-
-    @classmethod
-    def from_json(cls, node: Node) -> Confirmation:
-        closed(node, ("method", "bound_value", "passed"))
-        return cls(choice(node, "method", ("studentized_bootstrap_log_ratio",)),
-                   node.on("bound_value"), node.b("passed"))
-
 
 OutcomeKind = Literal["loss_shown", "inconclusive", "not_evaluable"]
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(CefModel):
     """Why a hypothesis was not shown: what the interval did show about its margin.
 
     ``loss_shown``: the interval lies wholly beyond the margin; ``inconclusive``: it
@@ -147,19 +100,9 @@ class Outcome:
     tasks_needed: int | None
     power: float
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "supported_margin": rnd_or_none(self.supported_margin),
-                "tasks_needed": self.tasks_needed, "power": rnd(self.power)}
-
-    @classmethod
-    def from_json(cls, node: Node) -> Outcome:
-        closed(node, ("kind", "supported_margin", "tasks_needed", "power"))
-        return cls(choice(node, "kind", ("loss_shown", "inconclusive", "not_evaluable")),
-                   node.on("supported_margin"), node.oi("tasks_needed"), node.n("power"))
-
 
 @dataclass(frozen=True, slots=True)
-class Hypothesis:
+class Hypothesis(CefModel):
     """One of H1-H4 as decided by its score test (``passed`` is the gate's outcome)."""
 
     id: Literal["H1", "H2", "H3", "H4"]
@@ -175,76 +118,31 @@ class Hypothesis:
     critical_value: float | None
     evaluable: bool
     passed: bool
-    confirmation: Confirmation | None = None
+    confirmation: Confirmation | None = field(default=None, metadata=optional())
     """H4 only."""
-    outcome: Outcome | None = None
+    outcome: Outcome | None = field(default=None, metadata=optional())
     """Failed hypotheses only (absent in reports written before outcomes existed)."""
-
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("confirmation", "outcome")
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id, "name": self.name, "statistic": self.statistic,
-            "bound": self.bound, "bound_value": rnd_or_none(self.bound_value),
-            "comparison": self.comparison, "threshold": rnd(self.threshold),
-            "method": self.method, "test_statistic": rnd_or_none(self.test_statistic),
-            "critical_value": rnd_or_none(self.critical_value), "evaluable": self.evaluable,
-            "passed": self.passed}
-        if self.confirmation is not None:
-            out["confirmation"] = self.confirmation.to_json()
-        if self.outcome is not None:
-            out["outcome"] = self.outcome.to_json()
-        return out
-
-    @classmethod
-    def from_json(cls, node: Node) -> Hypothesis:
-        closed(node, ("id", "name", "statistic", "bound", "bound_value", "comparison",
-                      "threshold", "passed", "method", "test_statistic", "critical_value",
-                      "evaluable", "confirmation", "outcome"))
-        # Absent for H1-H3; when present it must be an object (null is not "absent").
-        confirmation = node.at("confirmation") if "confirmation" in node.value else None
-        outcome = node.at("outcome") if "outcome" in node.value else None
-        return cls(
-            id=choice(node, "id", ("H1", "H2", "H3", "H4")), name=node.s("name"),
-            statistic=choice(node, "statistic", GATED_STATISTICS),
-            bound=choice(node, "bound", ("lower", "upper")), bound_value=node.on("bound_value"),
-            comparison=choice(node, "comparison", (">=", "<=", ">")),
-            threshold=node.n("threshold"), method=choice(node, "method", ("score",)),
-            test_statistic=node.on("test_statistic"), critical_value=node.on("critical_value"),
-            evaluable=node.b("evaluable"), passed=node.b("passed"),
-            confirmation=None if confirmation is None else Confirmation.from_json(confirmation),
-            outcome=None if outcome is None else Outcome.from_json(outcome))
 
 
 @dataclass(frozen=True, slots=True)
-class FailedPairs:
+class FailedPairs(CefModel):
     """Pairs with a failure (credited zero reduction), and which side failed."""
 
     either_side: int
     candidate_failed: int
     baseline_failed: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"either_side": self.either_side, "candidate_failed": self.candidate_failed,
-                "baseline_failed": self.baseline_failed}
 
-    @classmethod
-    def from_json(cls, node: Node) -> FailedPairs:
-        closed(node, ("either_side", "candidate_failed", "baseline_failed"))
-        return cls(node.i("either_side"), node.i("candidate_failed"), node.i("baseline_failed"))
-
-
-_COMPARISON = ("condition", "baseline", "paired_units", "pairs", "evaluable_units",
-               *STATISTICS, "failed_pairs", "hypotheses", "min_savings", "min_paired_units",
-               "enough_units", "claimed", "quality_preserving_context_win", "claim", "reasons")
+def _claim(comparison: Comparison) -> Claim:
+    return claim_name(comparison.quality_preserving_context_win)
 
 
 @dataclass(frozen=True, slots=True)
-class Comparison:
+class Comparison(CefModel):
     """One condition against the baseline in a stratum or the aggregate.
 
     ``quality_preserving_context_win`` is the claim as :mod:`ctxbench.protocols.cef.
-    hypotheses` decided it; ``claim`` is only its name and is never stored.
+    hypotheses` decided it; ``claim`` is only its name, derived from it.
     """
 
     condition: str
@@ -260,19 +158,16 @@ class Comparison:
     cost_reduction: Estimate
     latency_reduction: Estimate
     failed_pairs: FailedPairs
-    hypotheses: tuple[Hypothesis, ...]
+    hypotheses: tuple[Hypothesis, ...] = field(metadata=check(
+        lambda h: len(h) == 4, "an array of the four hypotheses H1-H4"))
     min_savings: float
     min_paired_units: int
     enough_units: bool
     claimed: bool
     quality_preserving_context_win: bool
+    claim: Claim = field(init=False, compare=False, metadata=derived(
+        _claim, ("quality_preserving_context_win",)))
     reasons: tuple[str, ...]
-
-    DERIVED: ClassVar[tuple[str, ...]] = ("claim",)
-
-    @property
-    def claim(self) -> Claim:
-        return claim_name(self.quality_preserving_context_win)
 
     def statistic(self, name: str) -> Estimate:
         """The estimate of the statistic ``name`` (one of ``STATISTICS``)."""
@@ -284,61 +179,16 @@ class Comparison:
     def hypothesis(self, hid: str) -> Hypothesis:
         return next(h for h in self.hypotheses if h.id == hid)
 
-    def _json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"condition": self.condition, "baseline": self.baseline,
-                               "paired_units": self.paired_units, "pairs": self.pairs,
-                               "evaluable_units": self.evaluable_units}
-        for name in STATISTICS:
-            out[name] = self.statistic(name).to_json()
-        out.update(failed_pairs=self.failed_pairs.to_json(),
-                   hypotheses=[h.to_json() for h in self.hypotheses],
-                   min_savings=rnd(self.min_savings), min_paired_units=self.min_paired_units,
-                   enough_units=self.enough_units, claimed=self.claimed,
-                   quality_preserving_context_win=self.quality_preserving_context_win,
-                   claim=self.claim, reasons=list(self.reasons))
-        return out
-
-    @staticmethod
-    def _fields(node: Node) -> dict[str, Any]:
-        hypotheses = node.at("hypotheses").items()
-        if len(hypotheses) != 4:
-            raise node.at("hypotheses").fail("an array of the four hypotheses H1-H4")
-        win = node.b("quality_preserving_context_win")
-        derived(node, "claim", claim_name(win),
-                pointer_join(node.pointer, "quality_preserving_context_win"))
-        out: dict[str, Any] = {
-            "condition": node.s("condition"), "baseline": node.s("baseline"),
-            "paired_units": node.i("paired_units"), "pairs": node.i("pairs"),
-            "evaluable_units": node.i("evaluable_units")}
-        for name in STATISTICS:
-            out[name] = Estimate.from_json(node.at(name))
-        out.update(failed_pairs=FailedPairs.from_json(node.at("failed_pairs")),
-                   hypotheses=tuple(Hypothesis.from_json(h) for h in hypotheses),
-                   min_savings=node.n("min_savings"), min_paired_units=node.i("min_paired_units"),
-                   enough_units=node.b("enough_units"), claimed=node.b("claimed"),
-                   quality_preserving_context_win=win, reasons=node.at("reasons").texts())
-        return out
-
 
 @dataclass(frozen=True, slots=True)
 class StratumComparison(Comparison):
-    """A comparison inside one stratum; ``headline`` is its claim sentence, when it has one."""
+    """A comparison inside one stratum; ``headline`` is its claim sentence, when it has one.
+
+    The shared schema definition makes ``headline`` optional (aggregate comparisons have
+    none); a stratum comparison always writes it, null when it has no headline.
+    """
 
     headline: str | None = None
-
-    # Optional in the shared schema definition (aggregate comparisons have none); a
-    # stratum comparison always writes it, null when it has no headline.
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("headline",)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self._json(), "headline": self.headline}
-
-    @classmethod
-    def from_json(cls, node: Node) -> StratumComparison:
-        closed(node, (*_COMPARISON, "headline"))
-        headline = node.at("headline")
-        return cls(**cls._fields(node),
-                   headline=None if headline.value is None else headline.text())
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,19 +197,9 @@ class AggregateComparison(Comparison):
 
     failed_strata: tuple[str, ...] = ()
 
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("failed_strata",)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self._json(), "failed_strata": list(self.failed_strata)}
-
-    @classmethod
-    def from_json(cls, node: Node) -> AggregateComparison:
-        closed(node, (*_COMPARISON, "failed_strata"))
-        return cls(**cls._fields(node), failed_strata=node.at("failed_strata").texts())
-
 
 @dataclass(frozen=True, slots=True)
-class OperatingPoint:
+class OperatingPoint(CefModel):
     """One condition's descriptive totals and means (failure scores applied)."""
 
     condition: str
@@ -375,39 +215,9 @@ class OperatingPoint:
     latency_ms_mean: float
     on_pareto_frontier: bool
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "condition": self.condition, "trials": self.trials, "failures": self.failures,
-            "task_score": rnd(self.task_score), "evidence_recall": rnd(self.evidence_recall),
-            "unsupported_claim_rate": rnd(self.unsupported_claim_rate),
-            "context_tokens_total": self.context_tokens_total,
-            "context_tokens_mean": rnd(self.context_tokens_mean),
-            "billed_cost_usd_total": rnd(self.billed_cost_usd_total),
-            "billed_cost_usd_mean": rnd(self.billed_cost_usd_mean),
-            "latency_ms_mean": rnd(self.latency_ms_mean),
-            "on_pareto_frontier": self.on_pareto_frontier}
-
-    @classmethod
-    def from_json(cls, node: Node) -> OperatingPoint:
-        closed(node, ("condition", "trials", "failures", "task_score", "evidence_recall",
-                      "unsupported_claim_rate", "context_tokens_total", "context_tokens_mean",
-                      "billed_cost_usd_total", "billed_cost_usd_mean", "latency_ms_mean",
-                      "on_pareto_frontier"))
-        return cls(
-            condition=node.s("condition"), trials=node.i("trials"),
-            failures=node.i("failures"), task_score=node.n("task_score"),
-            evidence_recall=node.n("evidence_recall"),
-            unsupported_claim_rate=node.n("unsupported_claim_rate"),
-            context_tokens_total=node.i("context_tokens_total"),
-            context_tokens_mean=node.n("context_tokens_mean"),
-            billed_cost_usd_total=node.n("billed_cost_usd_total"),
-            billed_cost_usd_mean=node.n("billed_cost_usd_mean"),
-            latency_ms_mean=node.n("latency_ms_mean"),
-            on_pareto_frontier=node.b("on_pareto_frontier"))
-
 
 @dataclass(frozen=True, slots=True)
-class StratumKey:
+class StratumKey(CefModel):
     """What a stratum holds fixed."""
 
     provider: str
@@ -415,13 +225,3 @@ class StratumKey:
     workload: str
     workload_version: str
     scorer: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "workload": self.workload,
-                "workload_version": self.workload_version, "scorer": self.scorer}
-
-    @classmethod
-    def from_json(cls, node: Node) -> StratumKey:
-        closed(node, ("provider", "model", "workload", "workload_version", "scorer"))
-        return cls(node.s("provider"), node.s("model"), node.s("workload"),
-                   node.s("workload_version"), node.s("scorer"))

@@ -25,13 +25,18 @@ pair is still a gain, a loss or a tie with the same probabilities). The search i
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, Literal, Self
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ctxbench.core.errors import PointerError, pointer_join
+from ctxbench.core.jsonmodel import JsonModel, check, version
+from ctxbench.core.jsonplan import reader
+from ctxbench.core.node import Node
 from ctxbench.core.rng import derive_rng
 from ctxbench.protocols.cef.compare import GATED
 from ctxbench.stats.planning import exact_binary_power, normal_tasks, smallest_n
@@ -48,16 +53,32 @@ __all__ = [
     "simulated_power",
 ]
 
-PLAN_SCHEMA = "ctxbench.plan.v1"
+PLAN_SCHEMA: Final = "ctxbench.plan.v1"
 MIN_TASKS = 10
 """The CEF floor of paired units (a preregistration may not go below it)."""
 _BOUNDS = next(bounds for stat, _num, _den, bounds in GATED if stat == "task_score_delta")
 Scores = Literal["binary", "continuous"]
 
 
+class PlanModel(JsonModel):
+    """A part of the ``ctxbench.plan.v1`` document (what ``ctxbench plan --json`` writes)."""
+
+    __slots__ = ()
+    json_owner: ClassVar[str] = PLAN_SCHEMA
+
+
+_NOT_APPLICABLE = {"binary": "replicate_sd", "continuous": "fragile_share"}
+"""The member each kind of scores writes as null (the field keeps its neutral default)."""
+
+
 @dataclass(frozen=True, slots=True)
-class StudyDesign:
-    """What the study is expected to look like; changes are candidate minus baseline."""
+class StudyDesign(PlanModel):
+    """What the study is expected to look like; changes are candidate minus baseline.
+
+    Written with the member that does not apply to its scores as null, so it reads itself:
+    each member by its field's annotation (null where it does not apply), a value the
+    design refuses located at its member.
+    """
 
     scores: Scores
     margin: float
@@ -148,17 +169,29 @@ class StudyDesign:
         gain = (self.discordance + self.difference) / 2.0
         return gain, self.discordance - gain
 
-    def to_json(self) -> dict[str, Any]:
-        binary = self.scores == "binary"
-        return {"scores": self.scores, "margin": self.margin, "difference": self.difference,
-                "level": self.level, "replicates": self.replicates,
-                "discordance": self.discordance, "sd": self.sd,
-                "replicate_sd": None if binary else self.replicate_sd,
-                "fragile_share": self.fragile_share if binary else None}
+    def to_json(self, decimals: int | None = None) -> dict[str, Any]:
+        skip = _NOT_APPLICABLE[self.scores]
+        return {f: None if f == skip else getattr(self, f) for f in self.__dataclass_fields__}
+
+    @classmethod
+    def from_json(cls, node: Node) -> Self:
+        hints = typing.get_type_hints(cls)
+        names = tuple(cls.__dataclass_fields__)
+        node.closed(names, PLAN_SCHEMA)
+        scores = reader(hints["scores"])(node.at("scores"))
+        skip = _NOT_APPLICABLE[scores]
+        if node.at(skip).value is not None:
+            raise node.at(skip).fail(f"null (it does not apply to {scores} scores)")
+        values = {name: reader(hints[name])(node.at(name)) for name in names if name != skip}
+        try:
+            return cls(**values)
+        except ValueError as exc:
+            name, _, expected = str(exc).partition(": ")
+            raise PointerError(node.path, pointer_join(node.pointer, name), expected) from None
 
 
 @dataclass(frozen=True, slots=True)
-class PowerTarget:
+class PowerTarget(PlanModel):
     """The tasks found for one target power (None: not reached within ``max_tasks``)."""
 
     target: float
@@ -169,27 +202,21 @@ class PowerTarget:
     """The Monte-Carlo standard error of ``power`` (None when exact)."""
     normal_approximation: int | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "tasks": self.tasks, "power": self.power,
-                "mc_se": self.mc_se, "normal_approximation": self.normal_approximation}
-
 
 @dataclass(frozen=True, slots=True)
-class StudyPlan:
-    """A design and the tasks it needs per target power."""
+class StudyPlan(PlanModel):
+    """A design and the tasks it needs per target power (``ctxbench.plan.v1``)."""
 
+    SCHEMA_VERSION: ClassVar[str] = PLAN_SCHEMA
+
+    schema_version: Literal["ctxbench.plan.v1"] = field(
+        init=False, default=PLAN_SCHEMA, metadata=version())
     design: StudyDesign
     method: Literal["exact", "simulated"]
-    targets: tuple[PowerTarget, ...]
-    max_tasks: int
     replications: int | None
     seed: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"schema_version": PLAN_SCHEMA, "design": self.design.to_json(),
-                "method": self.method, "replications": self.replications,
-                "seed": self.seed, "max_tasks": self.max_tasks,
-                "targets": [t.to_json() for t in self.targets]}
+    max_tasks: int
+    targets: tuple[PowerTarget, ...] = field(metadata=check(bool, "at least one target"))
 
 
 def _degenerate(num: NDArray[np.float64], den: NDArray[np.float64]) -> bool:
@@ -283,6 +310,7 @@ def plan_study(design: StudyDesign, *, powers: tuple[float, ...] = (0.8, 0.9),
         if power is not None and not design.exact:
             se = math.sqrt(power * (1.0 - power) / replications)
         targets.append(PowerTarget(target, tasks, power, se, approx))
-    return StudyPlan(design, "exact" if design.exact else "simulated", tuple(targets),
-                     max_tasks, None if design.exact else replications,
-                     None if design.exact else seed)
+    return StudyPlan(design=design, method="exact" if design.exact else "simulated",
+                     replications=None if design.exact else replications,
+                     seed=None if design.exact else seed, max_tasks=max_tasks,
+                     targets=tuple(targets))

@@ -10,18 +10,21 @@ Names are imported from their modules on first use, so a caller that needs one m
 (``ctxbench compile`` reads a benchmark, not a run or a report) does not import the rest.
 """
 
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ctxbench.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from ctxbench.protocols.eceb.analysis import TRUST_BOUNDARY, evaluate
     from ctxbench.protocols.eceb.benchmark import load_benchmark, parse_benchmark
     from ctxbench.protocols.eceb.corpus import CorpusCheck, CorpusProblem, verify_corpus
-    from ctxbench.protocols.eceb.evaluate import TRUST_BOUNDARY, evaluate
     from ctxbench.protocols.eceb.gates import GATES, Failure, GroupResult, evaluate_group
-    from ctxbench.protocols.eceb.model import (
+    from ctxbench.protocols.eceb.paths import (
+        path_problem,
+        resolve_in_corpus,
+        validate_portable_path,
+    )
+    from ctxbench.protocols.eceb.records import (
         BENCHMARK_SCHEMA,
         CLAIM_CLASSES,
         CLASSIFICATIONS,
@@ -36,11 +39,6 @@ if TYPE_CHECKING:
         Run,
         Selected,
         Task,
-    )
-    from ctxbench.protocols.eceb.paths import (
-        path_problem,
-        resolve_in_corpus,
-        validate_portable_path,
     )
     from ctxbench.protocols.eceb.register import register_directory
     from ctxbench.protocols.eceb.root import corpus_root
@@ -85,29 +83,29 @@ __all__ = [
 ]
 
 _WHERE = {
-    "BENCHMARK_SCHEMA": "ctxbench.protocols.eceb.model",
-    "CLAIM_CLASSES": "ctxbench.protocols.eceb.model",
-    "CLASSIFICATIONS": "ctxbench.protocols.eceb.model",
+    "BENCHMARK_SCHEMA": "ctxbench.protocols.eceb.records",
+    "CLAIM_CLASSES": "ctxbench.protocols.eceb.records",
+    "CLASSIFICATIONS": "ctxbench.protocols.eceb.records",
     "GATES": "ctxbench.protocols.eceb.gates",
-    "KINDS": "ctxbench.protocols.eceb.model",
-    "REPORT_SCHEMA": "ctxbench.protocols.eceb.model",
-    "RUN_SCHEMA": "ctxbench.protocols.eceb.model",
-    "SPEC_URN": "ctxbench.protocols.eceb.model",
-    "STRATEGIES": "ctxbench.protocols.eceb.model",
-    "Artifact": "ctxbench.protocols.eceb.model",
-    "Benchmark": "ctxbench.protocols.eceb.model",
+    "KINDS": "ctxbench.protocols.eceb.records",
+    "REPORT_SCHEMA": "ctxbench.protocols.eceb.records",
+    "RUN_SCHEMA": "ctxbench.protocols.eceb.records",
+    "SPEC_URN": "ctxbench.protocols.eceb.records",
+    "STRATEGIES": "ctxbench.protocols.eceb.records",
+    "Artifact": "ctxbench.protocols.eceb.records",
+    "Benchmark": "ctxbench.protocols.eceb.records",
     "CorpusCheck": "ctxbench.protocols.eceb.corpus",
     "CorpusProblem": "ctxbench.protocols.eceb.corpus",
     "Failure": "ctxbench.protocols.eceb.gates",
     "GroupResult": "ctxbench.protocols.eceb.gates",
-    "Observation": "ctxbench.protocols.eceb.model",
-    "Run": "ctxbench.protocols.eceb.model",
+    "Observation": "ctxbench.protocols.eceb.records",
+    "Run": "ctxbench.protocols.eceb.records",
     "SeedPaths": "ctxbench.protocols.eceb.seed",
-    "Selected": "ctxbench.protocols.eceb.model",
-    "Task": "ctxbench.protocols.eceb.model",
-    "TRUST_BOUNDARY": "ctxbench.protocols.eceb.evaluate",
+    "Selected": "ctxbench.protocols.eceb.records",
+    "Task": "ctxbench.protocols.eceb.records",
+    "TRUST_BOUNDARY": "ctxbench.protocols.eceb.analysis",
     "corpus_root": "ctxbench.protocols.eceb.root",
-    "evaluate": "ctxbench.protocols.eceb.evaluate",
+    "evaluate": "ctxbench.protocols.eceb.analysis",
     "evaluate_group": "ctxbench.protocols.eceb.gates",
     "load_benchmark": "ctxbench.protocols.eceb.benchmark",
     "load_run": "ctxbench.protocols.eceb.run",
@@ -123,16 +121,3 @@ _WHERE = {
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)
-
-
-class _Package(types.ModuleType):
-    """The package module: ``evaluate`` names the function even after its submodule
-    (also called ``evaluate``) is imported, which binds the submodule to the package."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _WHERE and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

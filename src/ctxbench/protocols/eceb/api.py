@@ -6,10 +6,10 @@ import os
 
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.node import Node
+from ctxbench.protocols.eceb.analysis import evaluate
 from ctxbench.protocols.eceb.benchmark import load_benchmark
 from ctxbench.protocols.eceb.corpus import verify_corpus
-from ctxbench.protocols.eceb.evaluate import evaluate
-from ctxbench.protocols.eceb.report import Report
+from ctxbench.protocols.eceb.model import Report
 from ctxbench.protocols.eceb.run import load_run
 
 __all__ = ["benchmark_root", "evaluate_files", "load_report"]

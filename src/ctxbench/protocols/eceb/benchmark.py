@@ -16,7 +16,8 @@ from ctxbench.core.errors import IntegrityError, PointerError, describe_value, p
 from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.limits import MAX_COUNT
-from ctxbench.protocols.eceb.model import (
+from ctxbench.protocols.eceb.paths import path_problem
+from ctxbench.protocols.eceb.records import (
     BENCHMARK_SCHEMA,
     CLAIM_CLASSES,
     CLASSIFICATIONS,
@@ -26,7 +27,6 @@ from ctxbench.protocols.eceb.model import (
     Benchmark,
     Task,
 )
-from ctxbench.protocols.eceb.paths import path_problem
 from ctxbench.protocols.eceb.root import corpus_root
 
 __all__ = [

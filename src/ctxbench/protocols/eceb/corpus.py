@@ -18,8 +18,8 @@ import blake3
 from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import InputError, IntegrityError
 from ctxbench.protocols.eceb.files import file_kind, os_error
-from ctxbench.protocols.eceb.model import Benchmark
 from ctxbench.protocols.eceb.paths import resolve_in_corpus
+from ctxbench.protocols.eceb.records import Benchmark
 
 __all__ = ["CorpusCheck", "CorpusProblem", "verify_corpus"]
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxbench.protocols.eceb.model import Benchmark, Observation, Task
-from ctxbench.protocols.eceb.report import (
+from ctxbench.protocols.eceb.model import (
     GATES,
     Failure,
     FailureCode,
@@ -20,6 +19,7 @@ from ctxbench.protocols.eceb.report import (
     GateStatus,
     StrategyName,
 )
+from ctxbench.protocols.eceb.records import Benchmark, Observation, Task
 
 __all__ = ["GATES", "Failure", "GroupResult", "evaluate_group"]
 

@@ -1,240 +1,328 @@
-"""ECEB-0.1 records: corpus artifacts, tasks, benchmarks, observations and runs.
+"""The ``symgliph.eceb/report-v0.1`` document as frozen dataclasses, top to bottom.
 
-Every record is a frozen, slotted dataclass built only by the loaders in
-:mod:`ctxbench.protocols.eceb.benchmark` and :mod:`ctxbench.protocols.eceb.run`, which
-validate each field against the spec before constructing it. A run writes itself back
-with :meth:`Run.to_json` (the exact inverse of ``parse_run``), which is how ctxbench
-writes the runs it records.
+:func:`~ctxbench.protocols.eceb.analysis.evaluate` builds a :class:`Report`; the Markdown
+and HTML renderers read one. Each class declares its members in document order, so
+``report.to_json()`` is the report.json byte for byte (via ``report_json_bytes``) and
+``Report.from_json(Node(path, "", document))`` reads one back, naming the JSON pointer of
+any missing, mistyped or unknown member (the schema has ``additionalProperties: false``
+everywhere except the identity objects, so an unknown member is an error, not ignored).
+A document of another ``schema`` (an older or newer ECEB report) is refused before any
+other member is read.
+
+Means are exact :class:`~fractions.Fraction` values here and are rounded (3 decimals, or an
+integer when whole) only when written. Nothing in this module decides anything: gate
+statuses come from :func:`~ctxbench.protocols.eceb.gates.evaluate_group`, the minimum
+viable budget, each task's qualification and the claim class from
+:mod:`ctxbench.protocols.eceb.analysis`; the model carries them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Self
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar, Literal, Self
 
+from ctxbench.core.errors import PointerError
+from ctxbench.core.jsonmodel import JsonModel, json_number, omit_empty
 from ctxbench.core.node import Node
+from ctxbench.protocols.eceb.records import (
+    REPORT_SCHEMA,
+    ClaimName,
+    Scalar,
+    Scalars,
+    StrategyName,
+)
 
 __all__ = [
-    "BENCHMARK_SCHEMA",
-    "CLAIM_CLASSES",
-    "CLASSIFICATIONS",
-    "KINDS",
-    "REPORT_SCHEMA",
-    "RUN_SCHEMA",
-    "SPEC_URN",
-    "STRATEGIES",
-    "Artifact",
-    "Benchmark",
+    "GATES",
+    "Aggregate",
+    "Aggregates",
+    "Baseline",
+    "BudgetRow",
+    "ClaimClass",
     "ClaimName",
-    "Observation",
-    "Run",
+    "Corpus",
+    "Failure",
+    "FailureCode",
+    "GateName",
+    "GateStatus",
+    "Gates",
+    "Identities",
+    "QualifiedTasks",
+    "Report",
     "Scalar",
     "Scalars",
-    "Selected",
     "StrategyName",
+    "StrategyResult",
+    "Summary",
     "Task",
+    "TrustBoundary",
+    "shown",
 ]
 
-SPEC_URN: Final = "urn:symgliph:spec:eceb:0.1"
-BENCHMARK_SCHEMA = "symgliph.eceb/benchmark-v0.1"
-RUN_SCHEMA: Final = "symgliph.eceb/run-v0.1"
-REPORT_SCHEMA: Final = "symgliph.eceb/report-v0.1"
+GateName = Literal["repetitions", "budget", "quality", "answer_terms", "provenance", "policy",
+                   "repeatability"]
+GateStatus = Literal["pass", "fail", "not_applicable"]
+FailureCode = Literal["missing_repetition", "budget_overflow", "quality_below_floor",
+                      "missing_answer_term", "stale_digest", "required_not_selected",
+                      "unknown_artifact", "disallowed_classification", "denied_artifact",
+                      "context_mismatch"]
+# The seven mandatory gates of §11, in the order every table shows them.
+GATES: tuple[GateName, ...] = ("repetitions", "budget", "quality", "answer_terms",
+                               "provenance", "policy", "repeatability")
 
-KINDS: tuple[str, ...] = (
-    "code", "rfc", "runbook", "pull_request", "chat", "issue", "api_spec",
-    "infrastructure", "policy",
-)
-CLASSIFICATIONS: tuple[str, ...] = ("public", "internal", "confidential", "restricted")
-# The one definition of the strategy names (spec §7, weakest first); the compiler and the
-# runner derive theirs from it.
-STRATEGIES: tuple[str, ...] = ("full_permitted_context", "naive_top_k", "compiled")
-# Weakest first: a report may carry a class from this list no stronger than declared.
-CLAIM_CLASSES: tuple[str, ...] = (
-    "conformance_seed", "public_reproduction", "enterprise_proxy", "enterprise_validated",
-)
-# The same closed sets as types (tests keep them equal to the tuples above).
-ClaimName = Literal["conformance_seed", "public_reproduction", "enterprise_proxy",
-                    "enterprise_validated"]
-StrategyName = Literal["full_permitted_context", "naive_top_k", "compiled"]
-Scalar = str | int | bool | None
+
+def shown(value: Fraction | None) -> int | float | None:
+    """A mean as the report writes it (integer when whole, else 3 decimals)."""
+    return json_number(value, Report.json_decimals)
 
 
 @dataclass(frozen=True, slots=True)
-class Scalars:
-    """An identity object (system, model, judge, ...): string keys to scalar values, in order."""
+class Failure(JsonModel):
+    """One failed assertion: which gate, a stable code, a message, where it happened."""
 
-    items: tuple[tuple[str, Scalar], ...]
-
-    def get(self, key: str) -> Scalar:
-        """The value of ``key``, or None when absent."""
-        return next((v for k, v in self.items if k == key), None)
-
-    def to_json(self) -> dict[str, Scalar]:
-        return dict(self.items)
-
-    @classmethod
-    def from_json(cls, node: Node) -> Self:
-        items: list[tuple[str, Scalar]] = []
-        for key, member in node.entries():
-            value = member.value
-            if value is not None and not isinstance(value, str | int | bool):
-                raise member.fail("a string, an integer, a boolean or null")
-            items.append((key, value))
-        return cls(tuple(items))
-
-    @classmethod
-    def of(cls, mapping: dict[str, Any]) -> Self:
-        """From a run's validated identity object (its values are scalars)."""
-        return cls(tuple(mapping.items()))
-
-
-@dataclass(frozen=True, slots=True)
-class Artifact:
-    """One registered corpus file: identity, portable path, kind, classification, digest."""
-
-    artifact_id: str
-    path: str
-    kind: str
-    classification: str
-    blake3: str
-
-    def record(self) -> dict[str, str]:
-        """The artifact record exactly as the corpus root commits to it."""
-        return {
-            "artifact_id": self.artifact_id,
-            "path": self.path,
-            "kind": self.kind,
-            "classification": self.classification,
-            "blake3": self.blake3,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """A quality-constrained task with evidence and access-policy labels (spec §6)."""
-
-    task_id: str
-    query: str
-    required_artifacts: tuple[str, ...]
-    allowed_classifications: tuple[str, ...]
-    denied_artifacts: tuple[str, ...]
-    budget_ladder: tuple[int, ...]
-    minimum_quality_milli: int
-    maximum_quality_regression_milli: int
-    answer_terms: tuple[str, ...]
-    required_repetitions: int
-    expect_abstention: bool = False
-    # ctxbench extension (not in ECEB 0.1): exact strings whose presence in a packet
-    # shows that it holds the answer (``ctxbench compile evaluate``).
-    evidence_markers: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Benchmark:
-    """A loaded, validated benchmark: the corpus registry (with its verified root) and tasks."""
-
-    benchmark_id: str
-    claim_class: str
-    root: str
-    artifacts: tuple[Artifact, ...]
-    tasks: tuple[Task, ...]
-    path: str = ""
-    _by_artifact: dict[str, Artifact] = field(default_factory=dict, repr=False, compare=False)
-    _by_task: dict[str, Task] = field(default_factory=dict, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        self._by_artifact.update((a.artifact_id, a) for a in self.artifacts)
-        self._by_task.update((t.task_id, t) for t in self.tasks)
-
-    def artifact(self, artifact_id: str) -> Artifact | None:
-        """The registered artifact with this id, or None when it is not registered."""
-        return self._by_artifact.get(artifact_id)
-
-    def task(self, task_id: str) -> Task | None:
-        """The task with this id, or None."""
-        return self._by_task.get(task_id)
-
-
-@dataclass(frozen=True, slots=True)
-class Selected:
-    """An artifact a strategy put into the context, with the digest it observed."""
-
-    artifact_id: str
-    blake3: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"artifact_id": self.artifact_id, "blake3": self.blake3}
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """One task x strategy x budget x repetition measurement (spec §8)."""
-
-    task_id: str
-    strategy: str
+    strategy: StrategyName
     budget: int | None
-    repetition: int
-    input_tokens: int
-    output_tokens: int
-    input_cost_micro_usd: int
-    output_cost_micro_usd: int
-    latency_ms: int
-    quality_milli: int
-    answer: str
-    selected_artifacts: tuple[Selected, ...]
-    context_blake3: str
-    index: int = 0  # position in the run's observations (not written)
-
-    def to_json(self) -> dict[str, Any]:
-        """The observation as a run document holds it (spec §8 member order)."""
-        return {
-            "task_id": self.task_id,
-            "strategy": self.strategy,
-            "budget": self.budget,
-            "repetition": self.repetition,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "input_cost_micro_usd": self.input_cost_micro_usd,
-            "output_cost_micro_usd": self.output_cost_micro_usd,
-            "latency_ms": self.latency_ms,
-            "quality_milli": self.quality_milli,
-            "answer": self.answer,
-            "selected_artifacts": [s.to_json() for s in self.selected_artifacts],
-            "context_blake3": self.context_blake3,
-        }
+    repetition: int | None
+    gate: GateName
+    code: FailureCode
+    message: str
+    artifact_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
-    """A recorded run: identities of everything that produced it, and its observations."""
+class Gates(JsonModel):
+    """The status of each of the seven gates (§11) for one group, in gate order."""
 
-    run_id: str
-    benchmark_id: str
-    corpus_root: str
-    claim_class: str
+    repetitions: GateStatus
+    budget: GateStatus
+    quality: GateStatus
+    answer_terms: GateStatus
+    provenance: GateStatus
+    policy: GateStatus
+    repeatability: GateStatus
+
+    def status(self, gate: str) -> GateStatus:
+        """The status of the gate named ``gate``."""
+        value: GateStatus = getattr(self, gate)
+        return value
+
+    def items(self) -> tuple[tuple[GateName, GateStatus], ...]:
+        return (("repetitions", self.repetitions), ("budget", self.budget),
+                ("quality", self.quality), ("answer_terms", self.answer_terms),
+                ("provenance", self.provenance), ("policy", self.policy),
+                ("repeatability", self.repeatability))
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetRow(JsonModel):
+    """One rung of a strategy's budget ladder on one task."""
+
+    budget: int
+    observations: int
+    passed: bool
+    gates: Gates
+    mean_input_tokens: Fraction | None
+    min_quality_milli: int | None
+    provenance_coverage_bps: int | None
+    policy_violations: int
+    provenance_failures: int
+    repeatable: bool
+    failures: int
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyResult(JsonModel):
+    """One evaluated strategy on one task: its ladder, minimum viable budget and savings."""
+
+    qualified: bool
+    minimum_viable_budget: int | None
+    candidate_budget: int
+    baseline_input_tokens: Fraction | None
+    compiled_input_tokens: Fraction | None
+    token_savings_bps: int | None
+    baseline_cost_micro_usd: Fraction | None
+    compiled_cost_micro_usd: Fraction | None
+    cost_savings_bps: int | None
+    compiled_quality_milli: int | None
+    provenance_coverage_bps: int | None
+    policy_violations: int
+    provenance_failures: int
+    repeatable: bool
+    budgets: tuple[BudgetRow, ...]
+    failures: tuple[Failure, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline(JsonModel):
+    """The full_permitted_context group of one task (it sets the quality floor)."""
+
+    repetitions: int
+    passed: bool
+    gates: Gates
+    quality_milli: int | None
+    mean_input_tokens: Fraction | None
+    mean_cost_micro_usd: Fraction | None
+    policy_violations: int
+    provenance_failures: int
+    repeatable: bool
+    failures: tuple[Failure, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Task(JsonModel):
+    """One task: the compiled strategy's result (flat, as written), baseline and naive_top_k.
+
+    ``policy_violations``, ``provenance_failures`` and ``failures`` cover the baseline and
+    compiled groups together (the baseline's failures first).
+    """
+
+    task_id: str
+    expect_abstention: bool
+    budget_ladder: tuple[int, ...]
+    required_repetitions: int
+    qualified: bool
+    minimum_viable_budget: int | None
+    candidate_budget: int
+    baseline_input_tokens: Fraction | None
+    compiled_input_tokens: Fraction | None
+    token_savings_bps: int | None
+    baseline_cost_micro_usd: Fraction | None
+    compiled_cost_micro_usd: Fraction | None
+    cost_savings_bps: int | None
+    compiled_quality_milli: int | None
+    provenance_coverage_bps: int | None
+    policy_violations: int
+    provenance_failures: int
+    repeatable: bool
+    budgets: tuple[BudgetRow, ...]
+    baseline_quality_milli: int | None
+    floor_quality_milli: int
+    failures: tuple[Failure, ...]
+    baseline: Baseline
+    naive_top_k: StrategyResult | None
+
+
+@dataclass(frozen=True, slots=True)
+class QualifiedTasks(JsonModel):
+    numerator: int
+    denominator: int
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate(JsonModel):
+    """Totals of one strategy over every task (savings over qualifying tasks only)."""
+
+    qualified_tasks: QualifiedTasks
+    mean_token_savings_bps: int | None
+    token_savings_bps_sum: int
+    mean_cost_savings_bps: int | None
+    cost_savings_bps_sum: int
+    cost_savings_tasks: int
+    policy_violations: int
+    provenance_failures: int
+    failures: int
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregates(JsonModel):
+    """Per strategy; None when the strategy was not run on any task."""
+
+    compiled: Aggregate | None
+    naive_top_k: Aggregate | None
+
+    def items(self) -> tuple[tuple[str, Aggregate | None], ...]:
+        return (("compiled", self.compiled), ("naive_top_k", self.naive_top_k))
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimClass(JsonModel):
+    """The claim class reported (never stronger than the run's or the benchmark's)."""
+
+    reported: ClaimName
+    run: ClaimName
+    benchmark: ClaimName
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrustBoundary(JsonModel):
+    statement: str
+    quality_rederived: Literal[False]
+    judge: Scalars
+
+
+@dataclass(frozen=True, slots=True)
+class Identities(JsonModel):
     system: Scalars
     model: Scalars
-    judge: Scalars
     tokenizer: Scalars
     pricing: Scalars
     decoding: Scalars
-    observations: tuple[Observation, ...]
-    path: str = ""  # where it was read from (not written)
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``symgliph.eceb/run-v0.1`` document of this run."""
-        return {
-            "schema": RUN_SCHEMA,
-            "spec": SPEC_URN,
-            "run_id": self.run_id,
-            "benchmark_id": self.benchmark_id,
-            "corpus_root": self.corpus_root,
-            "claim_class": self.claim_class,
-            "system": self.system.to_json(),
-            "model": self.model.to_json(),
-            "judge": self.judge.to_json(),
-            "tokenizer": self.tokenizer.to_json(),
-            "pricing": self.pricing.to_json(),
-            "decoding": self.decoding.to_json(),
-            "observations": [o.to_json() for o in self.observations],
-        }
+    def items(self) -> tuple[tuple[str, Scalars], ...]:
+        return (("system", self.system), ("model", self.model), ("tokenizer", self.tokenizer),
+                ("pricing", self.pricing), ("decoding", self.decoding))
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus(JsonModel):
+    root: str
+    artifacts: int
+    bytes_verified: int
+    verified: Literal[True]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary(JsonModel):
+    tasks: int
+    qualified: int
+    all_qualified: bool
+    observations: int
+
+
+
+@dataclass(frozen=True, slots=True)
+class Report(JsonModel):
+    """An ECEB-0.1 evaluation report (``schema`` is its version; see the module docstring).
+
+    ``notes`` (what the run attached, e.g. that it ran on the fixture provider) comes last
+    and is left out of the document when there is none.
+    """
+
+    VERSION: ClassVar[str] = REPORT_SCHEMA  # the schema this model reads and writes
+
+    schema: Literal["symgliph.eceb/report-v0.1"]
+    spec: Literal["urn:symgliph:spec:eceb:0.1"]
+    benchmark_id: str
+    run_id: str
+    claim_class: ClaimClass
+    trust_boundary: TrustBoundary
+    identities: Identities
+    corpus: Corpus
+    gates: tuple[GateName, ...]
+    summary: Summary
+    aggregate: Aggregates
+    tasks: tuple[Task, ...]
+    notes: tuple[str, ...] = omit_empty()
+
+    @classmethod
+    def from_json(cls, node: Node) -> Self:
+        if not isinstance(node.value, dict):
+            raise node.fail("an object")
+        if node.value.get("schema") != cls.VERSION:
+            # A report of another ECEB version is refused as such, before any other member
+            # could be misread under this version's layout.
+            raise node.at("schema").fail(f'"{cls.VERSION}" (an ECEB-0.1 report)')
+        report = super(Report, cls).from_json(node)
+        if report.gates != GATES:
+            raise node.at("gates").fail("the seven gates in §11 order: "
+                                        + ", ".join(GATES))
+        if node.value.get("notes") == []:
+            raise PointerError(node.path, "/notes", "expected at least one note (the member "
+                               "is left out when there is none), got an empty array")
+        for k, note in enumerate(report.notes):
+            if not note:
+                raise PointerError(node.path, f"/notes/{k}", "expected a non-empty note, got "
+                                   "the empty string")
+        return report

@@ -46,7 +46,8 @@ from ctxbench.protocols.eceb.files import (
     os_error,
     walk_regular_files,
 )
-from ctxbench.protocols.eceb.model import (
+from ctxbench.protocols.eceb.paths import path_problem, resolve_in_corpus
+from ctxbench.protocols.eceb.records import (
     BENCHMARK_SCHEMA,
     CLAIM_CLASSES,
     CLASSIFICATIONS,
@@ -54,7 +55,6 @@ from ctxbench.protocols.eceb.model import (
     SPEC_URN,
     Artifact,
 )
-from ctxbench.protocols.eceb.paths import path_problem, resolve_in_corpus
 from ctxbench.protocols.eceb.root import corpus_root
 
 __all__ = ["DEFAULT_CLAIM_CLASS", "Rule", "glob_regex", "load_rules", "register_directory"]

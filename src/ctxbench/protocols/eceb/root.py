@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import blake3
 
 from ctxbench.core.canonical import canonical_json
-from ctxbench.protocols.eceb.model import Artifact
+from ctxbench.protocols.eceb.records import Artifact
 
 __all__ = ["ROOT_DOMAIN", "corpus_root"]
 

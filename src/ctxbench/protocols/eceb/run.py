@@ -27,7 +27,7 @@ from ctxbench.core.ruletable import (
     string_rule,
 )
 from ctxbench.protocols.eceb.benchmark import HEX_TEXT, ID_PATTERN, document_fields
-from ctxbench.protocols.eceb.model import (
+from ctxbench.protocols.eceb.records import (
     CLAIM_CLASSES,
     RUN_SCHEMA,
     STRATEGIES,

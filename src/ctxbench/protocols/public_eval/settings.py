@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Final
 
 from ctxbench.core.errors import InputError
 from ctxbench.core.limits import MAX_COUNT
@@ -17,7 +18,7 @@ __all__ = [
     "Settings",
 ]
 
-SCHEMA_VERSION = "ctxbench.public-eval-report.v1"
+SCHEMA_VERSION: Final = "ctxbench.public-eval-report.v1"
 RANDOM_STREAM = "public-eval"
 """The name of the one random stream: ``derive_rng(seed, RANDOM_STREAM)``."""
 MIN_RESAMPLES = 1000

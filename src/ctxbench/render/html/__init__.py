@@ -2,7 +2,7 @@
 
 ``render_html(paths, out)`` returns the page; ``write_html(paths, out)`` writes it. Each page
 lays out its protocol's typed report model (``protocols.cef.model``,
-``protocols.public_eval.model``, ``protocols.eceb.report``), read from the JSON with
+``protocols.public_eval.model``, ``protocols.eceb.model``), read from the JSON with
 located errors; the page modules compute nothing.
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ctxbench.protocols.eceb.report import Failure, Report, Scalar, StrategyResult, Task, shown
+from ctxbench.protocols.eceb.model import Failure, Report, Scalar, StrategyResult, Task, shown
 from ctxbench.render.html.page import Section, figure, kv_table, table
 from ctxbench.render.html.plots import Series, budget_lines
 from ctxbench.render.html.svg import Ids, esc, num, svg_open

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from ctxbench.core import atomic_write_text
 from ctxbench.core.node import Node
 from ctxbench.protocols.cef.model import CefReport
-from ctxbench.protocols.eceb.report import Report as EcebReport
+from ctxbench.protocols.eceb.model import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.render.html.cef_page import cef_sections
 from ctxbench.render.html.drilldown import drilldown_section

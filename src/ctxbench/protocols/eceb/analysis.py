@@ -1,7 +1,7 @@
 """Evaluate a recorded run against its benchmark: spec §10-§15 as one pure function.
 
 ``evaluate(benchmark, run, check)`` returns the typed ``symgliph.eceb/report-v0.1``
-:class:`~ctxbench.protocols.eceb.report.Report` (``report.to_json()`` is the document). It
+:class:`~ctxbench.protocols.eceb.model.Report` (``report.to_json()`` is the document). It
 does no I/O: the corpus was re-hashed beforehand by :func:`verify_corpus`, whose result
 ``check`` must show an intact corpus with the benchmark's root.
 
@@ -27,15 +27,6 @@ from ctxbench.core.errors import IntegrityError, PointerError
 from ctxbench.protocols.eceb.corpus import CorpusCheck
 from ctxbench.protocols.eceb.gates import GATES, GroupResult, evaluate_group
 from ctxbench.protocols.eceb.model import (
-    CLAIM_CLASSES,
-    REPORT_SCHEMA,
-    SPEC_URN,
-    Benchmark,
-    Observation,
-    Run,
-    Task,
-)
-from ctxbench.protocols.eceb.report import (
     Aggregate,
     Aggregates,
     Baseline,
@@ -51,7 +42,16 @@ from ctxbench.protocols.eceb.report import (
     Summary,
     TrustBoundary,
 )
-from ctxbench.protocols.eceb.report import Task as TaskResult
+from ctxbench.protocols.eceb.model import Task as TaskResult
+from ctxbench.protocols.eceb.records import (
+    CLAIM_CLASSES,
+    REPORT_SCHEMA,
+    SPEC_URN,
+    Benchmark,
+    Observation,
+    Run,
+    Task,
+)
 
 __all__ = ["TRUST_BOUNDARY", "decide_claim", "evaluate", "minimum_viable", "qualifies"]
 

@@ -20,7 +20,7 @@ from ctxbench.protocols.eceb import (
     seed_paths,
     verify_corpus,
 )
-from ctxbench.protocols.eceb.report import QualifiedTasks, Report, Summary
+from ctxbench.protocols.eceb.model import QualifiedTasks, Report, Summary
 
 PATHS = seed_paths()
 BENCH = load_benchmark(PATHS.benchmark)
