@@ -17,9 +17,13 @@ look ``k`` with ``n_k`` clusters (tasks, in run order) it is decided by one of:
   wealth has reached ``1 / alpha`` at any cluster up to ``n_k``.
 
 **Futility** (non-binding, when the design asks for it), at every look but the last:
-the conditional power under the current trend of the gate's score statistic at the
-margin (:func:`ctxbench.stats.sequential.conditional_power`) is below
-``FUTILITY_POWER``. It never enters the boundaries, so it can only lower the type-I
+the point estimate is no better than the margin (the score statistic at the margin,
+signed toward the claim, is below zero; the continuity correction moves a statistic within
+half a task's change of the margin to zero, which does not stop). A conditional-power rule
+(:func:`ctxbench.stats.sequential.conditional_power`) was tried first and stopped most
+studies that the fixed design would pass: the bounded gates' continuity correction
+(half of one task's full change, ``1 / n`` of the mean) dominates the statistic at
+early looks. Futility never enters the boundaries, so it can only lower the type-I
 error. A decided gate keeps its decision at later looks: its error is that of *ever*
 crossing, which the boundaries bound.
 
@@ -45,11 +49,9 @@ from numpy.typing import NDArray
 
 from ctxbench.stats.betting import crossed, log_wealth
 from ctxbench.stats.score import score_interval, score_test
-from ctxbench.stats.sequential import conditional_power
 
 __all__ = [
     "DECISIONS",
-    "FUTILITY_POWER",
     "Decision",
     "GateLook",
     "betting_looks",
@@ -62,8 +64,6 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 Decision = Literal["claimed", "loss_shown", "futile", "not_shown", "continue"]
 DECISIONS: tuple[Decision, ...] = ("claimed", "loss_shown", "futile", "not_shown", "continue")
-FUTILITY_POWER = 0.1
-"""Stop for futility below this conditional power under the current trend."""
 Direction = Literal["greater", "less"]
 
 
@@ -102,8 +102,9 @@ def _degenerate(num: FloatArray, den: FloatArray) -> bool:
 
 
 def _futile(statistic: float, fraction: float, final: float, futility: bool) -> bool:
-    return (futility and fraction < 1.0
-            and conditional_power(statistic, fraction, final) < FUTILITY_POWER)
+    """No better than the margin at a look before the last (``final`` is unused)."""
+    del final
+    return futility and fraction < 1.0 and statistic < 0.0
 
 
 def score_look(num: FloatArray, den: FloatArray, theta0: float, *, direction: Direction,

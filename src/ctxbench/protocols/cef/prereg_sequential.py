@@ -24,8 +24,7 @@ from typing import Any, Literal
 from ctxbench.core.fields import Fields
 from ctxbench.core.limits import MAX_COUNT
 
-__all__ = ["MAX_LOOKS", "METHODS", "MIN_LOOK", "SequentialDesign", "parse_sequential",
-           "sequential_from_mapping"]
+__all__ = ["MAX_LOOKS", "METHODS", "MIN_LOOK", "SequentialDesign", "parse_sequential"]
 
 Method = Literal["obrien_fleming", "pocock", "betting"]
 METHODS: tuple[Method, ...] = ("obrien_fleming", "pocock", "betting")
@@ -61,11 +60,6 @@ def parse_sequential(f: Fields) -> SequentialDesign | None:
     if table is None:
         return None
     return _parse(f.child("sequential", table))
-
-
-def sequential_from_mapping(value: dict[str, Any], *, path: str) -> SequentialDesign:
-    """A design given as a table of its own (a ``--sequential`` TOML's ``[sequential]``)."""
-    return _parse(Fields(value, path=path, pointer=""))
 
 
 def _parse(sub: Fields) -> SequentialDesign:
