@@ -114,7 +114,7 @@ def score_look(num: FloatArray, den: FloatArray, theta0: float, *, direction: Di
 
     ``nominal`` is the look's one-sided level; ``final`` the last look's boundary on the
     normal scale (for the conditional power). A statistic the data cannot vary
-    (identical clusters) claims nothing, as in the fixed design.
+    (identical clusters) claims nothing, as in the fixed design; it may show a loss.
     """
     n = int(num.shape[0])
     if nominal <= 0.0 or n < 2:
@@ -127,7 +127,8 @@ def score_look(num: FloatArray, den: FloatArray, theta0: float, *, direction: Di
     t = _oriented(test.statistic, direction)
     flat = _degenerate(num, den)
     claim = (test.shows_greater if direction == "greater" else test.shows_less) and not flat
-    loss = (test.shows_less if direction == "greater" else test.shows_greater) and not flat
+    # A loss may be shown on identical clusters (every task lost as much); a claim not.
+    loss = test.shows_less if direction == "greater" else test.shows_greater
     low = high = None
     if interval:
         iv = score_interval(num, den, level=level, bounds=bounds)

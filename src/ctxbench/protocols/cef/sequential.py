@@ -18,7 +18,7 @@ must both clear the margin (docs/statistics.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -145,11 +145,13 @@ def confirm_h4(looks: list[GateLook], candidate: FloatArray, baseline: FloatArra
     return out, lows
 
 
-def run_order(table: TrialTable, keep: NDArray[np.bool_]) -> tuple[NDArray[np.int64], int]:
+def run_order(table: TrialTable, keep: NDArray[np.bool_],
+              ranks: Mapping[str, int] | None = None) -> tuple[NDArray[np.int64], int]:
     """A run-order task index per trial (-1 for trials not kept) and the task count.
 
     A task is (workload, workload_version, task_id) across strata; its place is the
-    first kept trial of it in the table's row order (file order, then line order).
+    first kept trial of it in the table's row order (file order, then line order), or,
+    with ``ranks`` (task_id -> its place in a preregistered order), that place.
     """
     keys: dict[tuple[str, str, str], int] = {}
     joint = np.empty(len(table.task_ids), dtype=np.int64)
@@ -159,7 +161,15 @@ def run_order(table: TrialTable, keep: NDArray[np.bool_]) -> tuple[NDArray[np.in
     per_trial = joint[table.task]
     rows = np.flatnonzero(keep)
     first = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, per_trial[rows], rows)
+    if ranks is not None:
+        missing = [key[2] for key in keys if key[2] not in ranks]
+        if missing:
+            raise InputError(f"trials: task_id: expected a task of the run order, got "
+                             f"{missing[0]!r}")
+        place = np.array([ranks[key[2]] for key in keys], dtype=np.int64)
+        np.minimum.at(first, per_trial[rows], place[per_trial[rows]])
+    else:
+        np.minimum.at(first, per_trial[rows], rows)
     seen = np.flatnonzero(first < np.iinfo(np.int64).max)
     rank = np.full(len(keys), -1, dtype=np.int64)
     rank[seen[np.argsort(first[seen], kind="stable")]] = np.arange(seen.shape[0])
@@ -233,8 +243,10 @@ def _condition_json(c: ConditionLooks) -> dict[str, Any]:
 
 def analyze_sequential(table: TrialTable, prereg: Preregistration, *,
                        design: SequentialDesign | None = None,
-                       claims: Sequence[str] | None = None) -> SequentialResult:
-    """Every look of ``design`` (default: the preregistered one) over the trials."""
+                       claims: Sequence[str] | None = None,
+                       ranks: Mapping[str, int] | None = None) -> SequentialResult:
+    """Every look of ``design`` (default: the preregistered one) over the trials, in
+    file order or in the order ``ranks`` gives (task_id -> place)."""
     from ctxbench.protocols.cef.analysis import effective_scores
     from ctxbench.protocols.cef.pairing import pair_trials
 
@@ -244,7 +256,7 @@ def analyze_sequential(table: TrialTable, prereg: Preregistration, *,
                          "(a [sequential] table, or --sequential FILE), got none")
     pairing = pair_trials(table, prereg)
     scores, _ = effective_scores(table, prereg, pairing.keep)
-    order, tasks = run_order(table, pairing.keep)
+    order, tasks = run_order(table, pairing.keep, ranks)
     unit_order = order[pairing.rows[:, 0]]
     chosen = list(claims if claims is not None else
                   (prereg.claims if prereg.claims is not None else pairing.conditions[1:]))
