@@ -16,6 +16,7 @@ import pytest
 from ctxbench.core import InputError, iter_jsonl
 from ctxbench.runner.experiment import run_experiment
 from ctxbench.runner.loopback import LoopbackServer
+from ctxbench.schemas import validator
 
 _NAMES = ["Alice", "Bruno", "Chen", "Dara", "Emil", "Farah", "Goran", "Hana", "Ivo", "Jana"]
 _PREREG = ('protocol_version = "entroly-cef-1"\nbaseline = "full_permitted_context"\n'
@@ -89,6 +90,7 @@ def test_stops_at_a_look_resumes_across_a_kill_and_records_each_trial_once(
         assert again.returncode == 0 and "loss shown at 20 of 60 tasks" in again.stdout.decode()
         assert len(server.requests) == requested_after_kill  # nothing sent twice
     doc = json.loads((tmp_path / "out" / "sequential.json").read_text())
+    validator("ctxbench.cef-sequential.v1").validate(doc)
     assert doc["stopped_at_tasks"] == 20 and doc["trials_saved"] == 80
     look = doc["conditions"]["truncate-head@120"]["looks"][0]
     assert look["tasks"] == 20 and look["gates"]["H2"]["decision"] == "loss_shown"

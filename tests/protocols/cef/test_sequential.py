@@ -15,6 +15,7 @@ from ctxbench.protocols.cef.api import read_table
 from ctxbench.protocols.cef.prereg import parse_preregistration
 from ctxbench.protocols.cef.sequential import analyze_sequential
 from ctxbench.protocols.cef.synthetic import base_record
+from ctxbench.schemas import validator
 
 _SEQ = {"every": 60, "max_tasks": 300, "method": "obrien_fleming", "futility": True}
 
@@ -85,7 +86,7 @@ def test_cef_analyze_reports_the_looks(tmp_path: Path, monkeypatch: pytest.Monke
     out = capsys.readouterr().out
     assert "entroly look 1 (60 tasks): H1 " in out and "entroly: claimed at" in out
     doc = json.loads((tmp_path / "sequential.json").read_text())
-    assert doc["schema_version"] == "ctxbench.cef-sequential.v1"
+    validator("ctxbench.cef-sequential.v1").validate(doc)
     # Another design than the preregistered one is refused.
     (tmp_path / "other.toml").write_text('[sequential]\nevery = 50\nmax_tasks = 300\n'
                                          'method = "pocock"\nfutility = false\n')

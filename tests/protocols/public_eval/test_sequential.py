@@ -14,6 +14,7 @@ from ctxbench.core.errors import InputError
 from ctxbench.protocols.cef.prereg_sequential import SequentialDesign
 from ctxbench.protocols.public_eval.sequential import sequential_files
 from ctxbench.protocols.public_eval.settings import Settings
+from ctxbench.schemas import validator
 
 _DESIGN = SequentialDesign(looks=(50, 100, 150, 200), max_tasks=200, method="pocock",
                            futility=True, every=50)
@@ -74,4 +75,4 @@ def test_the_command_prints_the_looks(tmp_path: Path,
                              "--sequential", str(design), "--sequential-output",
                              str(out)]) == 0
     assert "look 1 (50 instances): quality" in capsys.readouterr().err
-    assert json.loads(out.read_text())["schema_version"] == "ctxbench.public-eval-sequential.v1"
+    validator("ctxbench.public-eval-sequential.v1").validate(json.loads(out.read_text()))
