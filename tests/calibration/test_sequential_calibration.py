@@ -8,7 +8,9 @@ the 1,000-replication table is ``ctxbench calibrate --sequential --replications 
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +80,15 @@ def test_exact_worst_case_under_the_stopping_rule_at_small_n() -> None:
     for method in ("obrien_fleming", "pocock"):
         found = worst_two_point(100, 5, method, lattice=10)
         assert found.distributions == 110 and found.type_i <= ALPHA
+
+
+def test_the_calibrate_command_writes_the_sequential_tables(tmp_path: Path) -> None:
+    from ctxbench.cli.errors import run_guarded
+    from ctxbench.cli.main import cli
+
+    out = tmp_path / "c.json"
+    assert run_guarded(cli, ["calibrate", "--sequential", "--gate", "cef.H4",
+                             "--replications", "3", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert {r["gate"] for r in doc["rows"]} == {"sequential.cef.H4"}
+    assert {e["method"] for e in doc["efficiency"]} == {"obrien_fleming", "pocock"}
