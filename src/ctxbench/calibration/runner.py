@@ -49,9 +49,17 @@ def select(scenarios: Sequence[Scenario], gates: Sequence[str] = (),
 
 def calibrate(*, replications: int, seed: int, gates: Sequence[str] = (),
               sizes: Sequence[int] = (), kinds: Sequence[str] = (),
-              names: Sequence[str] = ()) -> list[CalibrationRow]:
-    """Run the selected scenarios, each on its own named random stream."""
-    chosen = select(all_scenarios(), gates, sizes, kinds, names)
+              names: Sequence[str] = (), sequential: bool = False) -> list[CalibrationRow]:
+    """Run the selected scenarios, each on its own named random stream (``sequential``:
+    those of :mod:`ctxbench.calibration.sequential`; a gate filter may omit its
+    ``sequential.`` prefix)."""
+    if sequential:
+        from ctxbench.calibration.sequential import SCENARIOS
+
+        prefixed = tuple(g if g.startswith("sequential") else f"sequential.{g}" for g in gates)
+        chosen = select(SCENARIOS, prefixed, sizes, kinds, names)
+    else:
+        chosen = select(all_scenarios(), gates, sizes, kinds, names)
     if not chosen:
         raise ValueError("no calibration scenario matches the filters")
     return run_scenarios(chosen, replications, seed)

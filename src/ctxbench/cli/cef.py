@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -50,11 +51,18 @@ def cef() -> None:
 @click.option("--output", type=click.Path(dir_okay=False),
               help="Write the report JSON here (default: standard output).")
 @click.option("--check", is_flag=True, help="Exit 1 when any claimed condition fails.")
+@click.option("--sequential", "sequential", type=click.Path(dir_okay=False),
+              help="Also read the trials, in file order, under the [sequential] design of "
+                   "this .toml/.json (e.g. the preregistration): at which look each claim "
+                   "would have been decided.")
+@click.option("--sequential-output", type=click.Path(dir_okay=False),
+              help="Write the looks (ctxbench.cef-sequential.v1 JSON) here (default: "
+                   "sequential.json beside --output).")
 @click.pass_context
 def analyze(ctx: click.Context, trials: tuple[str, ...], prereg: str | None,
             bootstrap_samples: int | None, seed: int | None, quality_tolerance: float | None,
             confidence_level: float | None, unit: str | None, output: str | None,
-            check: bool) -> None:
+            check: bool, sequential: str | None, sequential_output: str | None) -> None:
     """Analyze trial JSONL files into a ctxbench.cef-report.v1 JSON report.
 
     \b
@@ -72,16 +80,35 @@ def analyze(ctx: click.Context, trials: tuple[str, ...], prereg: str | None,
         raise InputError(f"{flags}: a supplied preregistration may not be overridden "
                          "from the command line; changing a setting after seeing "
                          "results requires a new preregistration version") from None
+    if sequential is not None and sequential_output is None and output is None:
+        raise InputError("--sequential-output: expected a path for the looks when the report "
+                         "goes to standard output (or give --output)")
     if output is None:
         click.echo(report_json_bytes(report.to_json()).decode("utf-8"), nl=False)
     else:
         write_report(output, report)
         for line in _summary(report):
             click.echo(line)
+    if sequential is not None:
+        _sequential(trials, prereg, sequential, overrides,
+                    sequential_output or str(Path(output or ".").parent / "sequential.json"),
+                    to_stderr=output is None)
     summary = report.summary
     if check and not summary.check_passed:
         failed = [c.condition for c in summary.claims if c.claimed and not c.holds]
         ctx.exit(fail_check("NO CLAIM for " + ", ".join(failed)))
+
+
+def _sequential(trials: tuple[str, ...], prereg: str | None, design: str,
+                overrides: dict[str, Any], path: str, *, to_stderr: bool) -> None:
+    from ctxbench.core.atomic import atomic_write_bytes
+    from ctxbench.protocols.cef.sequential_io import sequential_files, summary_lines
+
+    result = sequential_files(trials, prereg, design, overrides)
+    atomic_write_bytes(path, report_json_bytes(result.as_json()))
+    for line in summary_lines(result):
+        click.echo(line, err=to_stderr)
+    click.echo(f"wrote {path}", err=to_stderr)
 
 
 def _summary(report: CefReport) -> list[str]:

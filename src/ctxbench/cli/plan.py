@@ -38,10 +38,19 @@ __all__ = ["plan"]
               help="Search no further than this many tasks.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the ctxbench.plan.v1 JSON instead of text.")
+@click.option("--sequential-looks", type=click.IntRange(min=2),
+              help="Also plan a sequential design of this many equally spaced looks: its "
+                   "maximum and expected tasks beside the fixed design, at the same power.")
+@click.option("--sequential-method", type=click.Choice(["obrien_fleming", "pocock", "betting"]),
+              default="obrien_fleming", show_default=True,
+              help="The sequential design's method (docs/statistics.md).")
+@click.option("--futility/--no-futility", default=True, show_default=True,
+              help="The sequential design stops for futility (non-binding).")
 def plan(scores: str, margin: float, difference: float, discordance: float | None,
          fragile_share: float, sd: float | None, replicate_sd: float, replicates: int, level: float,
          powers: tuple[float, ...], replications: int, seed: int, max_tasks: int,
-         as_json: bool) -> None:
+         as_json: bool, sequential_looks: int | None, sequential_method: str,
+         futility: bool) -> None:
     """Tasks for 80% and 90% power of the H1-H3 gate: exact for binary pairs, else simulated.
 
     \b
@@ -60,12 +69,26 @@ def plan(scores: str, margin: float, difference: float, discordance: float | Non
                         fragile_share=fragile_share)
         result = plan_study(design, powers=powers or (0.8, 0.9), replications=replications,
                             seed=seed, max_tasks=max_tasks)
+        sequential = None
+        if sequential_looks is not None:
+            from ctxbench.protocols.cef.planning_sequential import plan_sequential
+
+            sequential = plan_sequential(result, looks=sequential_looks,
+                                         method=sequential_method, futility=futility,
+                                         replications=replications, seed=seed)
     except ValueError as exc:
         raise InputError(f"plan: {exc}") from exc
     if as_json:
-        click.echo(report_json_bytes(result.to_json()).decode("utf-8"), nl=False)
+        document = result.to_json()
+        if sequential is not None:
+            document["sequential"] = [s.to_json() for s in sequential]
+        click.echo(report_json_bytes(document).decode("utf-8"), nl=False)
         return
     click.echo(plan_text(result), nl=False)
+    if sequential is not None:
+        from ctxbench.render.plan import sequential_text
+
+        click.echo(sequential_text(sequential), nl=False)
     table = prereg_table(result, result.targets[0].target)
     if table is not None:
         click.echo("\nto record the first target in a CEF preregistration:\n" + table, nl=False)

@@ -17,7 +17,8 @@ __all__ = ["public_eval"]
 
 _COMPARE_ONLY = ("confidence_level", "quality_margin_pp", "bootstrap_samples", "seed",
                  "min_savings_percent", "max_false_stop_rate", "treatment_name",
-                 "baseline_name", "as_json", "output", "check")
+                 "baseline_name", "as_json", "output", "check", "sequential",
+                 "sequential_output")
 _CONVERT_ONLY = ("baseline_condition", "treatment_condition", "output_dir",
                  "resolved_threshold")
 
@@ -67,13 +68,20 @@ def _reject(ctx: click.Context, names: tuple[str, ...], mode: str) -> None:
 @click.option("--resolved-threshold", type=float,
               help="With --from-cef: a trial is resolved when task_score >= this (default 1).")
 @click.pass_context
+@click.option("--sequential", "sequential", type=click.Path(dir_okay=False),
+              help="Also read the rows, in the baseline file's order, under the [sequential] "
+                   "design of this .toml/.json: at which look the comparison would have "
+                   "been decided.")
+@click.option("--sequential-output", type=click.Path(dir_okay=False),
+              help="Write the looks (ctxbench.public-eval-sequential.v1 JSON) here.")
 def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: float,
                 quality_margin_pp: float, bootstrap_samples: int, seed: int,
                 min_savings_percent: float, max_false_stop_rate: float, treatment_name: str,
                 baseline_name: str, as_json: bool, output: str | None, check: bool,
                 from_cef: tuple[str, ...], baseline_condition: str | None,
                 treatment_condition: str | None, output_dir: str | None,
-                resolved_threshold: float | None) -> None:
+                resolved_threshold: float | None, sequential: str | None,
+                sequential_output: str | None) -> None:
     """Compare baseline and treatment runs: savings with intervals, quality by interval bound.
 
     \b
@@ -106,6 +114,15 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
                         max_false_stop_rate=max_false_stop_rate,
                         baseline_name=baseline_name, treatment_name=treatment_name)
     report = compare_files(files[0], files[1], settings)
+    if sequential is not None:
+        from ctxbench.protocols.cef.sequential_io import load_design
+        from ctxbench.protocols.public_eval.sequential import sequential_files
+
+        looks = sequential_files(files[0], files[1], settings, load_design(sequential))
+        for line in looks.summary_lines():
+            click.echo(line, err=True)
+        if sequential_output is not None:
+            atomic_write_bytes(sequential_output, report_json_bytes(looks.as_json()))
     data = (report_json_bytes(report.to_json()) if as_json
             else render_markdown(report).encode("utf-8"))
     if output is None:

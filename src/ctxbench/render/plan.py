@@ -3,13 +3,14 @@ it, and the recorded plan as a report shows it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the planner imports numpy; reading and rendering a report does not
     from ctxbench.protocols.cef.planning import StudyPlan
+    from ctxbench.protocols.cef.planning_sequential import SequentialPlan
 
-__all__ = ["plan_text", "prereg_table", "recorded_plan_line"]
+__all__ = ["plan_text", "prereg_table", "recorded_plan_line", "sequential_text"]
 
 
 def _design_line(plan: StudyPlan) -> str:
@@ -100,3 +101,20 @@ def recorded_plan_line(document: Mapping[str, Any], tasks: int) -> str | None:
     return (f"{plan.get('tasks')} tasks for {shown} power ({plan.get('method')}; "
             f"{plan.get('scores')} scores, {spread}, expected change "
             f"{plan.get('difference')}); {tasks} tasks analyzed")
+
+
+def sequential_text(rows: Sequence[SequentialPlan]) -> str:
+    """The sequential design's lines beside the fixed plan's."""
+    if not rows:
+        return "sequential: no target was reached by the fixed design, so none is planned\n"
+    r0 = rows[0]
+    out = [f"sequential ({r0.method}, {r0.looks} equally spaced looks, futility "
+           f"{'on' if r0.futility else 'off'}; simulated, {r0.replications} studies per size):"]
+    for r in rows:
+        se = (r.power * (1.0 - r.power) / r.replications) ** 0.5
+        out.append(f"  {100 * r.target:.0f}% power: at most {r.max_tasks} tasks (power "
+                   f"{100 * r.power:.2f}% +- {100 * se:.2f}); expected {r.expected_tasks:.1f} "
+                   f"at the planned change, {r.expected_at_margin:.1f} at the margin "
+                   f"(fixed design: {r.fixed_tasks}; normal approximation "
+                   f"{r.normal_expected_tasks:.1f})")
+    return "\n".join(out) + "\n"

@@ -15,7 +15,7 @@ import asyncio
 import os
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,7 @@ from ctxbench.core import (
 )
 from ctxbench.protocols.cef.rules import condition_order_key
 from ctxbench.runner.contexts import ContextBuilder
-from ctxbench.runner.execute import TrialResult, TrialRunner
+from ctxbench.runner.execute import PlannedTrial, TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
 from ctxbench.runner.manifest import build_manifest, check_resumable
 from ctxbench.runner.packets import PacketStore
@@ -44,6 +44,7 @@ from ctxbench.runner.redact import MIN_SECRET_CHARS, Redactor
 from ctxbench.runner.reports import write_prereg, write_reports
 from ctxbench.runner.runlock import RunLock
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
+from ctxbench.runner.sequential import sequential_run
 from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
@@ -236,6 +237,9 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
     cost, snapshot, pricing_info = _pricing(spec)
     workload = load_workload(spec.workload)
     plan = plan_trials(spec, workload)
+    # A preregistered sequential design orders the tasks and runs them look by look.
+    seq = sequential_run(spec, plan, resume=resume)
+    plan = plan if seq is None else seq.plan
     all_labels = labels
     if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
@@ -298,11 +302,13 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                 on_result(result)
 
         async def main(update: Callable[[Progress], None]) -> RunOutcome:
-            try:
-                return await execute_plan(
-                    plan, skip=set(log.recorded),
+            def part(trials: Sequence[PlannedTrial]) -> Awaitable[RunOutcome]:
+                return execute_plan(
+                    trials, skip=set(log.recorded),
                     run=runner.run if executor is None else executor.run, record=record,
                     concurrency=spec.limits.concurrency, on_progress=update)
+            try:
+                return await (part(plan) if seq is None else seq.execute(part))
             finally:
                 await provider.aclose()
                 if judge is not None:
@@ -338,6 +344,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         except Exception as exc:
             raise _stopped(exc, trials=trials_path, resume_command=resume_command,
                            phase="writing the reports") from exc
+        if seq is not None:
+            verdicts = [*verdicts, *seq.verdicts()]
         return replace(summary, reports=reports, verdicts=verdicts)
     finally:
         if executor is not None:

@@ -48,6 +48,7 @@ __all__ = [
     "StudyDesign",
     "StudyPlan",
     "binary_gate",
+    "draw_study",
     "gate_passes",
     "plan_study",
     "simulated_power",
@@ -261,6 +262,11 @@ def _draw(design: StudyDesign, n: int, rng: np.random.Generator) -> NDArray[np.f
         change = task[:, None] + design.replicate_sd * rng.standard_normal((n, r))
         change = np.clip(change, -1.0, 1.0)
     return np.asarray(change.sum(axis=1), dtype=np.float64)
+
+
+def draw_study(design: StudyDesign, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """One simulated study of ``n`` tasks: each task's summed change over its replicates."""
+    return _draw(design, n, rng)
 
 
 def simulated_power(design: StudyDesign, n: int, *, replications: int,

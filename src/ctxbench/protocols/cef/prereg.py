@@ -23,6 +23,7 @@ from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.limits import MAX_COUNT
 from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.protocols.cef.prereg_plan import PlanRecord, parse_plan
+from ctxbench.protocols.cef.prereg_sequential import SequentialDesign, parse_sequential
 from ctxbench.protocols.cef.rules import CONDITION_SLUG, CONDITION_SLUG_TEXT
 
 __all__ = [
@@ -114,6 +115,8 @@ class Preregistration:
     conformance_workloads: tuple[str, ...] = ()
     plan: PlanRecord | None = None
     """The study plan the preregistration was sized by (docs/planning.md), if recorded."""
+    sequential: SequentialDesign | None = None
+    """The preregistered sequential design (docs/statistics.md), if declared."""
     source: str = "protocol_defaults"
 
     def min_savings_for(self, workload: str) -> float:
@@ -154,6 +157,8 @@ class Preregistration:
         }
         if self.plan is not None:
             out["plan"] = self.plan.as_dict()
+        if self.sequential is not None:
+            out["sequential"] = self.sequential.as_dict()
         return out
 
     def digest(self) -> str:
@@ -227,7 +232,7 @@ _KEYS = frozenset({
     "schema_version", "protocol_version", "baseline", "conditions", "claims", "replicates",
     "quality_tolerance", "min_savings", "failure_scores", "confidence_level",
     "bootstrap_samples", "seed", "resampling_unit", "min_paired_units", "exclusions",
-    "conformance_workloads", "plan",
+    "conformance_workloads", "plan", "sequential",
 })
 
 
@@ -280,6 +285,7 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
         exclusions=exclusions,
         conformance_workloads=_workloads(f, "conformance_workloads"),
         plan=parse_plan(f, tolerance=tolerance, level=level, replicates=replicates),
+        sequential=parse_sequential(f),
         source="file",
     )
 
