@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("entroly", reason="pip install 'ctxbench[entroly]'")
+
 from entroly.context_commit import create_context_commit, verify_context_commit
 from entroly.context_receipts.store import write_json
 

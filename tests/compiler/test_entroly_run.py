@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("entroly", reason="pip install 'ctxbench[entroly]'")
+
 from entroly.context_commit import create_context_commit, replay_context
 
 from ctxbench.cli.errors import run_guarded
