@@ -8,22 +8,19 @@ import click
 
 from ctxbench.cli import _blas  # noqa: F401  (before numpy loads)
 from ctxbench.cli.errors import fail_check
-from ctxbench.core.atomic import atomic_write_text, report_json_bytes
+from ctxbench.core.atomic import atomic_write_text, path_from, report_json_bytes
 from ctxbench.core.errors import InputError, InputErrors
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.node import Node
-from ctxbench.protocols.cef.api import analyze_files, write_report
+from ctxbench.protocols.cef.api import analyze_files, load_settings, write_report
 from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.prereg import OverrideError
 from ctxbench.protocols.cef.records import scan_trials
 from ctxbench.render.cef import render_markdown
 from ctxbench.render.markdown import with_notes
+from ctxbench.runner.commands import CEF_SETTING_FLAGS, cef_analyze_command
 
 __all__ = ["cef"]
-
-_FLAGS = {"bootstrap_samples": "--bootstrap-samples", "seed": "--seed",
-          "quality_tolerance": "--quality-tolerance", "confidence_level": "--confidence-level",
-          "resampling_unit": "--unit"}
 
 
 @click.group("cef")
@@ -65,13 +62,20 @@ def analyze(ctx: click.Context, trials: tuple[str, ...], prereg: str | None,
                  "quality_tolerance": quality_tolerance, "confidence_level": confidence_level,
                  "resampling_unit": unit}
     try:
-        report = analyze_files(trials, prereg, overrides, output=output, check=check)
+        settings = load_settings(prereg, overrides)
     except OverrideError as exc:
         # The library names settings; here they are the options the user typed.
-        flags = ", ".join(_FLAGS[name] for name in exc.settings)
+        flags = ", ".join(CEF_SETTING_FLAGS[name] for name in exc.settings)
         raise InputError(f"{flags}: a supplied preregistration may not be overridden "
                          "from the command line; changing a setting after seeing "
                          "results requires a new preregistration version") from None
+    # The command that reproduces the report, its paths as the report records them:
+    # relative to the report's folder (the current directory on standard output).
+    here = None if output is None else Path(output).parent
+    command = cef_analyze_command(
+        [path_from(here, p) for p in trials], None if prereg is None else path_from(here, prereg),
+        settings, output=None if output is None else Path(output).name, check=check)
+    report = analyze_files(trials, prereg, overrides, command=command, output=output)
     if output is None:
         click.echo(report_json_bytes(report.to_json()).decode("utf-8"), nl=False)
     else:

@@ -95,12 +95,17 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
                   labels: list[str], judge: Judge | None = None
                   ) -> tuple[dict[str, Path], list[str]]:
     """Write every report of a finished run; return their paths and the verdict lines."""
-    from ctxbench.protocols.cef.api import analyze_files
+    from ctxbench.core.atomic import path_from
+    from ctxbench.protocols.cef.api import analyze_files, load_settings
+    from ctxbench.runner.commands import cef_analyze_command
 
     out = trials_path.parent
     prereg = spec.preregistration or out / "cef-prereg.json"
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
-    cef_report = analyze_files([trials_path], prereg, output=paths["cef-report.json"])
+    command = cef_analyze_command([path_from(out, trials_path)], path_from(out, prereg),
+                                  load_settings(prereg), output="cef-report.json")
+    cef_report = analyze_files([trials_path], prereg, command=command,
+                               output=paths["cef-report.json"])
     _write_pair(paths["cef-report.json"], paths["cef-report.md"],
                 _noted(cef_report.to_json(), labels))
     verdicts = cef_verdicts(cef_report)
