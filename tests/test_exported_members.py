@@ -1,0 +1,93 @@
+"""The library face is pinned: each face module's ``__all__``, that every name in it exists,
+and that the faces import nothing private (after httpx's tests/test_exported_members.py).
+
+Changing a face is an API change: update the pinned list here and docs/library.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import ctxbench
+
+SRC = Path(ctxbench.__file__).parent
+FACES = {
+    "ctxbench": ["__version__", "read_report", "write_html"],
+    "ctxbench.cef": ["CefReport", "Preregistration", "TrialTable", "analyze", "example_paths",
+                     "read_inputs", "read_preregistration", "read_report", "render_html",
+                     "render_markdown", "write_report"],
+    "ctxbench.public_eval": ["PairedCells", "PublicEvalReport", "Settings", "analyze",
+                             "convert_cef", "read_inputs", "read_report", "render_html",
+                             "render_markdown", "write_report"],
+    "ctxbench.eceb": ["Inputs", "Report", "SeedPaths", "analyze", "benchmark_root", "read_inputs",
+                      "read_report", "render_html", "render_markdown", "seed_paths",
+                      "write_report"],
+    "ctxbench.run": ["ExperimentSpec", "RunStopped", "RunSummary", "example_spec",
+                     "read_spec", "resume", "run"],
+    "ctxbench.compile": ["CompiledContext", "EvaluationReport", "Policy", "VerifiedCommit",
+                         "compile_packet", "compile_task", "evaluate", "read_report",
+                         "render_markdown", "verify_commit", "write_report"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACES))
+def test_face_exports_exactly_its_pinned_names_and_each_exists(name: str) -> None:
+    module = importlib.import_module(name)
+    assert module.__all__ == FACES[name]
+    for member in module.__all__:
+        value = getattr(module, member)
+        if callable(value) and not isinstance(value, type):
+            assert value.__doc__, f"{name}.{member} has no docstring"
+    assert sorted(dir(module)) == sorted(module.__all__)
+
+
+def _source(name: str) -> Path:
+    parts = name.split(".")[1:]
+    return SRC.joinpath(*parts[:-1], f"{parts[-1]}.py") if parts else SRC / "__init__.py"
+
+
+@pytest.mark.parametrize("name", sorted(FACES))
+def test_face_imports_nothing_private(name: str) -> None:
+    tree = ast.parse(_source(name).read_text(encoding="utf-8"))
+    private = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            modules = [node.module or ""]
+            private += [a.name for a in node.names if a.name.startswith("_")]
+        elif isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        else:
+            continue
+        private += [m for m in modules if any(p.startswith("_") for p in m.split("."))
+                    and m != "__future__"]
+    assert private == []
+
+
+def test_lazy_names_point_at_modules_that_define_them() -> None:
+    for name in FACES:
+        module = importlib.import_module(name)
+        where = getattr(module, "_WHERE", {})
+        for member, home in where.items():
+            assert getattr(importlib.import_module(home), member) is getattr(module, member)
+
+
+@pytest.mark.parametrize(("command", "face"), [
+    ("cef", "ctxbench.cef"), ("public_eval", "ctxbench.public_eval"),
+    ("eceb", "ctxbench.eceb"), ("report", "ctxbench")])
+def test_the_cli_analyzes_and_renders_through_the_faces(command: str, face: str) -> None:
+    """``cef analyze/render``, ``public-eval``, ``eceb evaluate/render`` and ``report``
+    call the face, not the protocol's implementation modules or the renderers."""
+    text = (SRC / "cli" / f"{command}.py").read_text(encoding="utf-8")
+    imported = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert face in imported
+    assert not {m for m in imported if m.startswith("ctxbench.render")
+                or m.endswith((".api", ".analysis", ".convert"))}, imported
