@@ -28,6 +28,8 @@ FACES = {
                       "write_report"],
     "ctxbench.run": ["ExperimentSpec", "RunStopped", "RunSummary", "example_spec",
                      "read_spec", "resume", "run"],
+    "ctxbench.testing": ["ConditionEffect", "LoopbackServer", "SeenRequest", "base_record",
+                         "generate_records"],
     "ctxbench.compile": ["CompiledContext", "EvaluationReport", "Policy", "VerifiedCommit",
                          "compile_packet", "compile_task", "evaluate", "read_report",
                          "render_markdown", "verify_commit", "write_report"],
@@ -47,7 +49,10 @@ def test_face_exports_exactly_its_pinned_names_and_each_exists(name: str) -> Non
 
 def _source(name: str) -> Path:
     parts = name.split(".")[1:]
-    return SRC.joinpath(*parts[:-1], f"{parts[-1]}.py") if parts else SRC / "__init__.py"
+    if not parts:
+        return SRC / "__init__.py"
+    package = SRC.joinpath(*parts, "__init__.py")
+    return package if package.exists() else SRC.joinpath(*parts[:-1], f"{parts[-1]}.py")
 
 
 @pytest.mark.parametrize("name", sorted(FACES))
@@ -72,7 +77,8 @@ def test_lazy_names_point_at_modules_that_define_them() -> None:
         module = importlib.import_module(name)
         where = getattr(module, "_WHERE", {})
         for member, home in where.items():
-            assert getattr(importlib.import_module(home), member) is getattr(module, member)
+            full = home if "." in home else f"{name}.{home}"
+            assert getattr(importlib.import_module(full), member) is getattr(module, member)
 
 
 @pytest.mark.parametrize(("command", "face"), [

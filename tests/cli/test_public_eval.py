@@ -9,7 +9,7 @@ import pytest
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
-from ctxbench.protocols.cef.synthetic import base_record
+from ctxbench.testing.cef_trials import base_record
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 BASIC = [str(GOLDEN / "public-eval-basic" / n) for n in ("baseline.jsonl", "treatment.jsonl")]

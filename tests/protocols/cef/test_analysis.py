@@ -18,8 +18,8 @@ from ctxbench.protocols.cef.api import analyze_files
 from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.prereg import Exclusion, Preregistration, default_preregistration
 from ctxbench.protocols.cef.records import parse_trial
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
 from ctxbench.schemas import validator
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 
 from .helpers import failed, pair, write_jsonl
 

@@ -18,10 +18,10 @@ from ctxbench.core.atomic import report_json_bytes
 from ctxbench.core.node import Node
 from ctxbench.protocols.cef.api import analyze_files, load_settings
 from ctxbench.protocols.cef.model import CefReport
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
 from ctxbench.render.cef import render_markdown
 from ctxbench.runner.commands import cef_analyze_command
 from ctxbench.schemas import validator
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 UPDATE = os.environ.get("CTXBENCH_UPDATE_GOLDEN") == "1"

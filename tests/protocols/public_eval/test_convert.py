@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ctxbench.core.errors import InputError
-from ctxbench.protocols.cef.synthetic import base_record
 from ctxbench.protocols.public_eval import compare_files, read_rows
 from ctxbench.protocols.public_eval.convert import convert_cef
+from ctxbench.testing.cef_trials import base_record
 
 COMMIT = "ctx_" + "0123456789abcdef" * 2
 
