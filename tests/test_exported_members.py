@@ -97,3 +97,39 @@ def test_the_cli_analyzes_and_renders_through_the_faces(command: str, face: str)
     assert face in imported
     assert not {m for m in imported if m.startswith("ctxbench.render")
                 or m.endswith((".api", ".analysis", ".convert"))}, imported
+
+
+def _defined(tree: ast.Module) -> set[str]:
+    """Names a module binds at its top level (TYPE_CHECKING imports and lazy names too)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                isinstance(t, ast.Name) and t.id == "_WHERE" for t in node.targets):
+            names.update(k.value for k in node.value.keys
+                         if isinstance(k, ast.Constant) and isinstance(k.value, str))
+    return names
+
+
+def test_every_all_list_names_only_what_its_module_defines() -> None:
+    """No stale name in any ``__all__`` of the package (read from source, so that no
+    optional extra needs importing), and no name twice."""
+    stale = []
+    for path in sorted(SRC.rglob("*.py")):
+        if "data" in path.relative_to(SRC).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                assert isinstance(node.value, ast.List | ast.Tuple), path
+                names = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+                assert len(names) == len(set(names)), path
+                stale += [f"{path.relative_to(SRC)}: {n}" for n in names
+                          if n not in _defined(tree)]
+    assert stale == []
