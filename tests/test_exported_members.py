@@ -128,7 +128,9 @@ def test_every_all_list_names_only_what_its_module_defines() -> None:
             if isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
                 assert isinstance(node.value, ast.List | ast.Tuple), path
-                names = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+                names = [e.value for e in node.value.elts
+                         if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                assert len(names) == len(node.value.elts), path
                 assert len(names) == len(set(names)), path
                 stale += [f"{path.relative_to(SRC)}: {n}" for n in names
                           if n not in _defined(tree)]
