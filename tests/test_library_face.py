@@ -145,15 +145,30 @@ def test_cef_analyze_records_only_the_command_it_is_given(tmp_path: Path) -> Non
 
 
 def test_importing_the_faces_imports_no_analysis() -> None:
-    code = ("import sys, ctxbench, ctxbench.cef, ctxbench.public_eval, ctxbench.eceb, "
-            "ctxbench.run, ctxbench.compile\n"
+    """On a plain install (no extra importable) the faces import, and load nothing heavy."""
+    from test_optional_extras import EXTRAS
+
+    code = ("import importlib.abc, sys\n"
+            "class Missing(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            f"        if name.split('.')[0] in {set(EXTRAS)!r}:\n"
+            "            raise ModuleNotFoundError(name, name=name)\n"
+            "sys.meta_path.insert(0, Missing())\n"
+            "import ctxbench, ctxbench.cef, ctxbench.public_eval, ctxbench.eceb, "
+            "ctxbench.run, ctxbench.compile, ctxbench.testing\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('numpy', 'click', 'blake3') or m.startswith(('ctxbench.protocols', "
             "'ctxbench.runner.', 'ctxbench.compiler', 'ctxbench.render')))\n"
-            "print(heavy)\n")
+            "print(heavy)\n"
+            # and they work there: an analysis and an evaluation, read back
+            "t, p = ctxbench.cef.example_paths()\n"
+            "print(ctxbench.cef.analyze([t], p).claim_class.class_)\n"
+            "s = ctxbench.eceb.seed_paths()\n"
+            "r = ctxbench.eceb.analyze(s.benchmark, s.run, s.corpus)\n"
+            "print(type(ctxbench.read_report(r.to_json())).__name__)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, timeout=60)
-    assert done.stdout == "[]\n"
+                          check=True, timeout=120)
+    assert done.stdout == "[]\nconformance_fixture\nReport\n"
 
 
 def test_run_face_runs_and_resumes_the_example(tmp_path: Path) -> None:
