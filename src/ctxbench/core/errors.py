@@ -8,6 +8,8 @@
     │   │   └── LocatedPointerError         core.tomllocate: the same, with the TOML line
     │   ├── IntegrityError                  a digest, root or commit that does not match
     │   ├── InputErrors                     several of the above, listed together
+    │   ├── SettingError                    ``setting: expected ..., got ...`` (a keyword
+    │   │                                   argument; the CLI names its option instead)
     │   └── OverrideError                   protocols.cef.prereg: settings beside a
     │                                       supplied preregistration, which pins them
     ├── CallParseError                      workloads.calls: text that is not a list of
@@ -51,6 +53,7 @@ __all__ = [
     "PointerError",
     "ProviderError",
     "RuntimeFailure",
+    "SettingError",
     "clip",
     "describe_value",
     "printable",
@@ -215,6 +218,19 @@ class InputErrors(InputError):
         if hidden > 0:
             lines.append(f"... and {hidden} more error(s)")
         super().__init__("\n".join(lines))
+
+
+class SettingError(InputError):
+    """A setting given to a library call with a value it does not take.
+
+    Renders as ``setting: detail`` with the setting's keyword name (``confidence_level``);
+    the command line, which knows which option set it, renders ``--option: detail``.
+    """
+
+    def __init__(self, setting: str, detail: str) -> None:
+        self.setting = setting
+        self.detail = detail
+        super().__init__(f"{setting}: {detail}")
 
 
 class RuntimeFailure(CtxbenchError):
