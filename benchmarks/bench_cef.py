@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 
 TARGETS = {25_000: 10.0, 250_000: 90.0}
 MEMORY_TARGET_MB = 2048.0

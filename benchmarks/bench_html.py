@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/bench_html.py --save /tmp/r.json   # keep the made report
 
 The trials (8 workloads, so 8 strata, x 31,250 tasks x 4 conditions x 1 replicate, from
-``ctxbench.protocols.cef.synthetic`` as in ``bench_cef.py``) are written and analyzed first
+``ctxbench.testing.cef_trials`` as in ``bench_cef.py``) are written and analyzed first
 (not timed; 200 bootstrap resamples, which changes no field's size). The timed part is
 ``render_html`` on that report.json, in process (median of --repeat runs), and the whole
 ``ctxbench report ... --html`` command in a fresh process (import, read, render, write;
@@ -40,8 +40,8 @@ import time
 from pathlib import Path
 
 from ctxbench.core import atomic_write_json
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
 from ctxbench.render.html import render_html
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 
 SECONDS_TARGET = 5.0
 BYTES_TARGET = 5_000_000

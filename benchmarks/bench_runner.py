@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_runner.py [--trials-per-task 50] [--demo DIR]
 
-The OpenAI-compatible loopback server (ctxbench.runner.loopback) runs in a separate
+The OpenAI-compatible loopback server (ctxbench.testing.loopback) runs in a separate
 process and answers at once, so the wall time per trial is an upper bound on the runner's
 own overhead (it also holds HTTP and the server's work); the runner process's CPU time
 per trial is its own cost. With --demo DIR it also times `ctxbench demo --output DIR`.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 
 def serve(port_queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    from ctxbench.runner.loopback import LoopbackServer
+    from ctxbench.testing.loopback import LoopbackServer
 
     server = LoopbackServer().start()
     port_queue.put(server.port)

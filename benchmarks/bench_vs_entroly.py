@@ -5,7 +5,7 @@
 
 The file is 2,500 tasks x 4 conditions (raw, native_compaction, entroly, combined) x 1
 replicate in Entroly's own trial format (``entroly.context-efficiency-trial.v1``, written
-by ``ctxbench.protocols.cef.synthetic`` as ``bench_cef.py`` writes it), which both
+by ``ctxbench.testing.cef_trials`` as ``bench_cef.py`` writes it), which both
 analyzers accept. Each analyzer runs as a fresh process, start-up included, with 2,000
 bootstrap resamples, in alternation (Entroly, ctxbench, Entroly, ...) so that a change of
 the machine's load falls on both, after one untimed warm-up run of each (the file in the

@@ -10,7 +10,7 @@ import pytest
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
-from ctxbench.protocols.cef.synthetic import base_record
+from ctxbench.testing.cef_trials import base_record
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "src/ctxbench/data/examples/cef"
 

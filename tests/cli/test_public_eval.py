@@ -9,7 +9,7 @@ import pytest
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
-from ctxbench.protocols.cef.synthetic import base_record
+from ctxbench.testing.cef_trials import base_record
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 BASIC = [str(GOLDEN / "public-eval-basic" / n) for n in ("baseline.jsonl", "treatment.jsonl")]
@@ -106,3 +106,39 @@ def test_from_cef_writes_both_row_files(tmp_path: Path,
     assert code == 2
     assert err == ("ctxbench: error: --quality-margin-pp: expected only without --from-cef, "
                    "got it with --from-cef\n")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--confidence-level", "0.5"], "--confidence-level: expected a number in [0.8, 0.999]"),
+    (["--quality-margin-pp", "-1"], "--quality-margin-pp: expected a number in [0, 100]"),
+    (["--bootstrap-samples", "10"], "--bootstrap-samples: expected an integer in [1000, "),
+    (["--seed", "-1"], "--seed: expected an integer in [0, "),
+    (["--min-savings-percent", "100"], "--min-savings-percent: expected a number in [-100, "),
+    (["--max-false-stop-rate", "2"], "--max-false-stop-rate: expected a number in [0, 1]"),
+    (["--baseline-name", " "], "--baseline-name: expected a non-blank name"),
+    (["--treatment-name", " "], "--treatment-name: expected a non-blank name"),
+])
+def test_a_refused_setting_is_named_by_its_option(args: list[str], message: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The library names the setting (``confidence_level: ...``); the command its option."""
+    code, _, err = _run(["public-eval", *BASIC, *args], capsys)
+    assert code == 2 and err.startswith(f"ctxbench: error: {message}"), err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--treatment", "raw"],
+     "--treatment: expected a condition other than the baseline, got 'raw'"),
+    (["--treatment", "entroly", "--baseline", "none"],
+     "--baseline: expected a condition present in the trials (entroly, raw), got 'none'"),
+    (["--treatment", "entroly", "--resolved-threshold", "2"],
+     "--resolved-threshold: expected a number in [0, 1], got 2.0"),
+])
+def test_a_refused_conversion_setting_is_named_by_its_option(
+        args: list[str], message: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    trials = tmp_path / "trials.jsonl"
+    trials.write_text(json.dumps(base_record()) + "\n" + json.dumps(base_record(
+        condition="entroly", context_commit_id="ctx_a", provider_request_id="e")) + "\n")
+    code, _, err = _run(["public-eval", "--from-cef", str(trials), *args,
+                         "--output-dir", str(tmp_path / "rows")], capsys)
+    assert code == 2 and err == f"ctxbench: error: {message}\n"

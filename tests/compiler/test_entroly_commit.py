@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("entroly", reason="pip install 'ctxbench[entroly]'")
+
 from entroly.context_commit import create_context_commit, verify_context_commit
 from entroly.context_receipts.store import write_json
 
@@ -152,3 +155,26 @@ def test_compile_verify_cli(commit_files: list[Path], tmp_path: Path,
     assert code == 2 and err.count("\n") == 1
     assert "schema_version: expected one of ctxbench.context-commit.v1, " \
         "entroly.context-commit.v1, got 'other.v1'" in err
+
+
+def test_arguments_that_do_not_apply_are_named_as_given(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The library names its argument (``corpus``); ``ctxbench compile verify`` its option."""
+    from ctxbench.core import SettingError
+
+    entroly = HERE / "cli-rust.json"
+    with pytest.raises(SettingError, match=r"^tokenizer: expected none for an Entroly commit "):
+        verify_any_commit_file(entroly, None, tokenizer="cl100k_base")
+    ours = tmp_path / "ours.json"
+    ours.write_text(json.dumps({"schema_version": "ctxbench.context-commit.v1"}))
+    with pytest.raises(SettingError) as info:
+        verify_any_commit_file(ours, None)
+    assert str(info.value) == (f"corpus: expected the corpus directory of the ctxbench context "
+                               f"commit {ours}, got none")
+    code = run_guarded(cli, ["compile", "verify", str(ours)])
+    assert code == 2 and capsys.readouterr().err == (
+        f"ctxbench: error: --corpus: expected the corpus directory of the ctxbench context "
+        f"commit {ours}, got none\n")
+    code = run_guarded(cli, ["compile", "verify", str(entroly), "--context", str(ours)])
+    assert code == 2 and capsys.readouterr().err.startswith(
+        "ctxbench: error: --context: expected none for an Entroly commit (")

@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("entroly", reason="pip install 'ctxbench[entroly]'")
+
 from entroly.context_commit import create_context_commit, replay_context
 
 from ctxbench.cli.errors import run_guarded
 from ctxbench.cli.main import cli
 from ctxbench.compiler.entroly_run import verify_entroly_trials
 from ctxbench.core import IntegrityError
-from ctxbench.protocols.cef.synthetic import base_record
+from ctxbench.testing.cef_trials import base_record
 
 QUESTION = "Which rule enforces token rotation?"
 

@@ -200,3 +200,48 @@ def test_a_name_from_the_input_never_splits_an_error_line(hidden: str) -> None:
         assert hidden not in text and "a" in text and "b" in text
     assert printable("plain é 日本 text") == "plain é 日本 text"
     assert printable("a\nb") == "a\\nb" and printable("\u2028") == "\\u2028"
+
+
+def _error_classes() -> dict[str, str]:
+    """Every subclass of CtxbenchError defined in the package, with its parent's name
+    (read from the source, so that no optional extra has to be importable)."""
+    import ast
+    from pathlib import Path
+
+    import ctxbench
+
+    parents: dict[str, str] = {}
+    for path in Path(ctxbench.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.bases:
+                base = node.bases[0]
+                name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+                parents[node.name] = name
+    tree = {"CtxbenchError": ""}
+    while True:
+        more = {c: p for c, p in parents.items() if p in tree and c not in tree}
+        if not more:
+            return tree
+        tree.update(more)
+
+
+def test_the_docstring_draws_every_error_class_under_its_parent() -> None:
+    import re
+
+    import ctxbench.core.errors as errors
+
+    assert errors.__doc__ is not None
+    drawn: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in errors.__doc__.splitlines():
+        found = re.match(r"^ {4}([\s│├└─]*)([A-Z][A-Za-z]+)\b", line)
+        if not found:
+            continue
+        depth = len(found.group(1))
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        drawn[found.group(2)] = stack[-1][1] if stack else ""
+        stack.append((depth, found.group(2)))
+    classes = _error_classes()
+    assert len(classes) >= 17
+    assert drawn == classes

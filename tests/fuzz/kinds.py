@@ -17,8 +17,8 @@ from typing import Any
 
 from ctxbench.core.digests import sha256_hex
 from ctxbench.protocols.cef.api import example_paths
-from ctxbench.protocols.cef.synthetic import base_record
 from ctxbench.protocols.eceb import seed_paths
+from ctxbench.testing.cef_trials import base_record
 
 __all__ = ["Kind", "kinds"]
 

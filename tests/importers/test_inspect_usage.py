@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("inspect_ai", reason="pip install 'ctxbench[inspect]'")
+
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai import score as inspect_score

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ctxbench.runner.loopback import LoopbackServer
+from ctxbench.testing.loopback import LoopbackServer
 
 QA_ROWS = [
     {"_id": "q1", "input": "Who rotated the signing key?",

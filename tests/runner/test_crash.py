@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ctxbench.core import derive_seed, iter_jsonl
-from ctxbench.runner.loopback import LoopbackServer
+from ctxbench.testing.loopback import LoopbackServer
 
 CONDITIONS = ('[[conditions]]\nstrategy = "full_permitted_context"\n\n'
               '[[conditions]]\nstrategy = "compiled"\nbudgets = [200, 400]\n\n'

@@ -11,8 +11,8 @@ import pytest
 
 from ctxbench.core import InputError, derive_seed, iter_jsonl
 from ctxbench.runner.experiment import run_experiment
-from ctxbench.runner.loopback import LoopbackServer
 from ctxbench.schemas import validator
+from ctxbench.testing.loopback import LoopbackServer
 
 
 def trials(path: Path) -> list[dict[str, Any]]:

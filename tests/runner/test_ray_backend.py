@@ -21,9 +21,9 @@ import pytest
 
 from ctxbench.core import InputError, derive_seed, iter_jsonl
 from ctxbench.runner.experiment import run_experiment
-from ctxbench.runner.loopback import LoopbackServer
 from ctxbench.runner.spec import load_spec
 from ctxbench.schemas import validator
+from ctxbench.testing.loopback import LoopbackServer
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ctxbench[ray]')")
 

@@ -15,7 +15,7 @@ import pytest
 
 from ctxbench.core import InputError, iter_jsonl
 from ctxbench.runner.experiment import run_experiment
-from ctxbench.runner.loopback import LoopbackServer
+from ctxbench.testing.loopback import LoopbackServer
 from ctxbench.schemas import validator
 
 _NAMES = ["Alice", "Bruno", "Chen", "Dara", "Emil", "Farah", "Goran", "Hana", "Ivo", "Jana"]

@@ -7,24 +7,17 @@ from typing import Any
 
 import click
 
+import ctxbench.cef
 from ctxbench.cli import _blas  # noqa: F401  (before numpy loads)
 from ctxbench.cli.errors import fail_check
-from ctxbench.core.atomic import atomic_write_text, report_json_bytes
+from ctxbench.core.atomic import atomic_write_text, path_from, report_json_bytes
 from ctxbench.core.errors import InputError, InputErrors
-from ctxbench.core.jsonl import load_json_document
-from ctxbench.core.node import Node
-from ctxbench.protocols.cef.api import analyze_files, write_report
 from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.prereg import OverrideError
 from ctxbench.protocols.cef.records import scan_trials
-from ctxbench.render.cef import render_markdown
-from ctxbench.render.markdown import with_notes
+from ctxbench.runner.commands import CEF_SETTING_FLAGS, cef_analyze_command
 
 __all__ = ["cef"]
-
-_FLAGS = {"bootstrap_samples": "--bootstrap-samples", "seed": "--seed",
-          "quality_tolerance": "--quality-tolerance", "confidence_level": "--confidence-level",
-          "resampling_unit": "--unit"}
 
 
 @click.group("cef")
@@ -73,20 +66,27 @@ def analyze(ctx: click.Context, trials: tuple[str, ...], prereg: str | None,
                  "quality_tolerance": quality_tolerance, "confidence_level": confidence_level,
                  "resampling_unit": unit}
     try:
-        report = analyze_files(trials, prereg, overrides, output=output, check=check)
+        settings = ctxbench.cef.read_preregistration(prereg, overrides)
     except OverrideError as exc:
         # The library names settings; here they are the options the user typed.
-        flags = ", ".join(_FLAGS[name] for name in exc.settings)
+        flags = ", ".join(CEF_SETTING_FLAGS[name] for name in exc.settings)
         raise InputError(f"{flags}: a supplied preregistration may not be overridden "
                          "from the command line; changing a setting after seeing "
                          "results requires a new preregistration version") from None
     if sequential is not None and sequential_output is None and output is None:
         raise InputError("--sequential-output: expected a path for the looks when the report "
                          "goes to standard output (or give --output)")
+    # The command that reproduces the report, its paths as the report records them:
+    # relative to the report's folder (the current directory on standard output).
+    here = None if output is None else Path(output).parent
+    command = cef_analyze_command(
+        [path_from(here, p) for p in trials], None if prereg is None else path_from(here, prereg),
+        settings, output=None if output is None else Path(output).name, check=check)
+    report = ctxbench.cef.analyze(trials, prereg, overrides, command=command, output=output)
     if output is None:
         click.echo(report_json_bytes(report.to_json()).decode("utf-8"), nl=False)
     else:
-        write_report(output, report)
+        ctxbench.cef.write_report(output, report)
         for line in _summary(report):
             click.echo(line)
     if sequential is not None:
@@ -131,9 +131,8 @@ def render(report_path: str, output: str | None) -> None:
     Example:
       ctxbench cef render report.json --output report.md
     """
-    document = load_json_document(report_path)
-    report = CefReport.from_json(Node(report_path, "", document))
-    text = with_notes(document, render_markdown(report, report_name=report_path))
+    report = ctxbench.cef.read_report(report_path)
+    text = ctxbench.cef.render_markdown(report, report_name=report_path)
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -11,7 +11,7 @@ from ctxbench.compiler.api import (
 )
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import STRATEGIES, CompiledContext
-from ctxbench.core import InputError
+from ctxbench.core import InputError, SettingError
 
 
 def _summary(packet: CompiledContext, tokenizer: str) -> str:
@@ -125,7 +125,12 @@ def verify(commit: str, corpus: str | None, tokenizer: str | None, context: str 
       ctxbench compile verify commit.json --corpus corpus/
       ctxbench compile verify trials_context_commits/t1.json
     """
-    checked = verify_any_commit_file(commit, corpus, tokenizer=tokenizer, context_path=context)
+    try:
+        checked = verify_any_commit_file(commit, corpus, tokenizer=tokenizer,
+                                         context_path=context)
+    except SettingError as exc:  # the library names its argument; here it is an option
+        option = {"corpus": "--corpus", "tokenizer": "--tokenizer", "context": "--context"}
+        raise InputError(f"{option[exc.setting]}: {exc.detail}") from None
     click.echo(checked.line())
 
 

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import click
 
+import ctxbench.eceb
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_json, atomic_write_text, report_json_bytes
-from ctxbench.protocols.eceb.api import benchmark_root, evaluate_files, load_report
 from ctxbench.protocols.eceb.records import CLAIM_CLASSES
 from ctxbench.protocols.eceb.register import DEFAULT_CLAIM_CLASS, load_rules, register_directory
-from ctxbench.render.eceb import render_markdown
-from ctxbench.render.markdown import with_notes
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _DIR = click.Path(file_okay=False, path_type=Path)
@@ -39,7 +37,7 @@ def root(benchmark: Path, corpus: Path | None) -> None:
     Example:
       ctxbench eceb root benchmark.json --corpus corpus/
     """
-    click.echo(benchmark_root(benchmark, corpus))
+    click.echo(ctxbench.eceb.benchmark_root(benchmark, corpus))
 
 
 @eceb.command("register")
@@ -89,7 +87,7 @@ def evaluate(ctx: click.Context, benchmark: Path, run: Path, corpus: Path,
     Example:
       ctxbench eceb evaluate benchmark.json run.json --corpus corpus/ --check
     """
-    report = evaluate_files(benchmark, run, corpus)
+    report = ctxbench.eceb.analyze(benchmark, run, corpus)
     if output is None:
         click.echo(report_json_bytes(report.to_json()).decode("utf-8"), nl=False)
     else:
@@ -111,8 +109,7 @@ def render(report: Path, output: Path | None) -> None:
     Example:
       ctxbench eceb render report.json --output report.md
     """
-    document = load_report(report)
-    text = with_notes(document.to_json(), render_markdown(document))
+    text = ctxbench.eceb.render_markdown(ctxbench.eceb.read_report(report))
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import click
 
+import ctxbench.public_eval
 from ctxbench.cli import _blas  # noqa: F401  (before numpy loads)
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_bytes, report_json_bytes
-from ctxbench.core.errors import InputError
-from ctxbench.protocols.public_eval.api import compare_files
-from ctxbench.protocols.public_eval.convert import convert_cef
-from ctxbench.protocols.public_eval.settings import Settings
-from ctxbench.render.public_eval import render_markdown
+from ctxbench.core.errors import InputError, SettingError
 
 __all__ = ["public_eval"]
 
@@ -21,6 +21,22 @@ _COMPARE_ONLY = ("confidence_level", "quality_margin_pp", "bootstrap_samples", "
                  "sequential_output")
 _CONVERT_ONLY = ("baseline_condition", "treatment_condition", "output_dir",
                  "resolved_threshold")
+# A library setting -> the option that sets it here (the library names only the setting).
+_OPTIONS = {"confidence_level": "--confidence-level", "quality_margin_pp": "--quality-margin-pp",
+            "bootstrap_samples": "--bootstrap-samples", "seed": "--seed",
+            "min_savings_percent": "--min-savings-percent",
+            "max_false_stop_rate": "--max-false-stop-rate", "baseline_name": "--baseline-name",
+            "treatment_name": "--treatment-name", "baseline": "--baseline",
+            "treatment": "--treatment", "resolved_threshold": "--resolved-threshold"}
+
+
+@contextlib.contextmanager
+def _as_options() -> Iterator[None]:
+    """A setting the library refused, named by the option the user typed."""
+    try:
+        yield
+    except SettingError as exc:
+        raise InputError(f"{_OPTIONS[exc.setting]}: {exc.detail}") from None
 
 
 def _reject(ctx: click.Context, names: tuple[str, ...], mode: str) -> None:
@@ -97,10 +113,11 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
         _reject(ctx, _COMPARE_ONLY, "--from-cef")
         if treatment_condition is None or output_dir is None:
             raise InputError("--from-cef: expected --treatment NAME and --output-dir DIR")
-        written = convert_cef(
-            from_cef, baseline=baseline_condition or "raw", treatment=treatment_condition,
-            output_dir=output_dir,
-            resolved_threshold=1.0 if resolved_threshold is None else resolved_threshold)
+        with _as_options():
+            written = ctxbench.public_eval.convert_cef(
+                from_cef, baseline=baseline_condition or "raw", treatment=treatment_condition,
+                output_dir=output_dir,
+                resolved_threshold=1.0 if resolved_threshold is None else resolved_threshold)
         for path in written:
             click.echo(str(path))
         return
@@ -108,12 +125,13 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
     if len(files) != 2:
         raise InputError(f"public-eval: expected BASELINE.jsonl TREATMENT.jsonl, got "
                          f"{len(files)} file(s)")
-    settings = Settings(confidence_level=confidence_level, quality_margin_pp=quality_margin_pp,
-                        bootstrap_samples=bootstrap_samples, seed=seed,
-                        min_savings_percent=min_savings_percent,
-                        max_false_stop_rate=max_false_stop_rate,
-                        baseline_name=baseline_name, treatment_name=treatment_name)
-    report = compare_files(files[0], files[1], settings)
+    with _as_options():
+        settings = ctxbench.public_eval.Settings(
+            confidence_level=confidence_level, quality_margin_pp=quality_margin_pp,
+            bootstrap_samples=bootstrap_samples, seed=seed,
+            min_savings_percent=min_savings_percent, max_false_stop_rate=max_false_stop_rate,
+            baseline_name=baseline_name, treatment_name=treatment_name)
+    report = ctxbench.public_eval.analyze(files[0], files[1], settings)
     if sequential is not None:
         from ctxbench.protocols.cef.sequential_io import load_design
         from ctxbench.protocols.public_eval.sequential import sequential_files
@@ -124,7 +142,7 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
         if sequential_output is not None:
             atomic_write_bytes(sequential_output, report_json_bytes(looks.as_json()))
     data = (report_json_bytes(report.to_json()) if as_json
-            else render_markdown(report).encode("utf-8"))
+            else ctxbench.public_eval.render_markdown(report).encode("utf-8"))
     if output is None:
         click.echo(data.decode("utf-8"), nl=False)
     else:

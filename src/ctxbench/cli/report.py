@@ -23,7 +23,7 @@ def report(paths: tuple[Path, ...], html_out: Path) -> int:
       ctxbench report ctxbench-demo/run --html ctxbench-demo/run/report.html
       ctxbench report old-run new-run --html diff.html
     """
-    from ctxbench.render.html import write_html
+    import ctxbench
 
-    click.echo(write_html(list(paths), html_out))
+    click.echo(ctxbench.write_html(list(paths), html_out))
     return 0

@@ -15,7 +15,13 @@ from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import CompiledContext, compile_context
 from ctxbench.compiler.tokenizers import get_tokenizer, reference_tokenizer
-from ctxbench.core import InputError, IntegrityError, load_json_document, read_utf8
+from ctxbench.core import (
+    InputError,
+    IntegrityError,
+    SettingError,
+    load_json_document,
+    read_utf8,
+)
 
 __all__ = [
     "COMMIT_FORMATS",
@@ -158,9 +164,10 @@ def verify_any_commit_file(
     doc = load_json_document(commit_path, display=str(commit_path))
     version = doc.get("schema_version") if isinstance(doc, dict) else None
     if version == ENTROLY_COMMIT_SCHEMA:
-        if context_path is not None or tokenizer is not None:
-            raise InputError(f"{commit_path}: --context and --tokenizer apply to ctxbench "
-                             "commits, not to an Entroly commit")
+        for setting, given in (("context", context_path), ("tokenizer", tokenizer)):
+            if given is not None:
+                raise SettingError(setting, f"expected none for an Entroly commit ({commit_path} "
+                                            "carries its own recovery text), got one")
         try:
             check = verify_entroly_commit(doc, corpus_dir)
         except IntegrityError as exc:
@@ -175,7 +182,8 @@ def verify_any_commit_file(
         raise InputError(f"{commit_path}: schema_version: expected one of "
                          f"{', '.join(sorted(COMMIT_FORMATS))}, got {version!r}"[:300])
     if corpus_dir is None:
-        raise InputError(f"{commit_path}: a ctxbench context commit needs --corpus DIR")
+        raise SettingError("corpus", f"expected the corpus directory of the ctxbench context "
+                                     f"commit {commit_path}, got none")
     commit = verify_commit_file(commit_path, corpus_dir, tokenizer=tokenizer,
                                 context_path=context_path)
     return VerifiedCommit(

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         PointerError,
         ProviderError,
         RuntimeFailure,
+        SettingError,
         describe_value,
         pointer_join,
     )
@@ -87,6 +88,7 @@ __all__ = [
     "PointerError",
     "ProviderError",
     "RuntimeFailure",
+    "SettingError",
     "TokenUsage",
     "TornLineError",
     "atomic_write_bytes",
@@ -128,6 +130,7 @@ _WHERE = {
     "PointerError": "ctxbench.core.errors",
     "ProviderError": "ctxbench.core.errors",
     "RuntimeFailure": "ctxbench.core.errors",
+    "SettingError": "ctxbench.core.errors",
     "TokenUsage": "ctxbench.core.usage",
     "TornLineError": "ctxbench.core.jsonl",
     "atomic_write_bytes": "ctxbench.core.atomic",

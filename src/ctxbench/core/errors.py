@@ -1,13 +1,35 @@
 """The one exception tree of ctxbench; every error a user can cause names its place.
 
-    CtxbenchError                      root; ``exit_code`` tells the CLI what to return
-    ├── InputError (exit 2)            invalid input or usage
-    │   ├── FieldError                 ``file:line: field: expected ..., got ...``
-    │   ├── PointerError               ``file: /json/pointer: message`` (JSON documents)
-    │   ├── IntegrityError             a digest, root or commit that does not match
-    │   └── InputErrors                several of the above, listed together
-    └── RuntimeFailure (exit 3)        a provider or runtime failure
-        └── ProviderError              a provider request that did not succeed
+    CtxbenchError (exit 2)                  root; ``exit_code`` tells the CLI what to return
+    ├── InputError (exit 2)                 invalid input or usage
+    │   ├── FieldError                      ``file:line: field: expected ..., got ...``
+    │   │   └── TornLineError               core.jsonl: a last line a writer left unfinished
+    │   ├── PointerError                    ``file: /json/pointer: message`` (JSON documents)
+    │   │   └── LocatedPointerError         core.tomllocate: the same, with the TOML line
+    │   ├── IntegrityError                  a digest, root or commit that does not match
+    │   ├── InputErrors                     several of the above, listed together
+    │   ├── SettingError                    ``setting: expected ..., got ...`` (a keyword
+    │   │                                   argument; the CLI names its option instead)
+    │   └── OverrideError                   protocols.cef.prereg: settings beside a
+    │                                       supplied preregistration, which pins them
+    ├── CallParseError                      workloads.calls: text that is not a list of
+    │                                       function calls (a provider turns it into a
+    │                                       trial's error class)
+    └── RuntimeFailure (exit 3)             a provider or runtime failure
+        ├── ProviderError                   a provider request that did not succeed
+        │   └── RequestFailed               runner.providers.base: no usable response
+        ├── StrategyFailure                 compiler.plugins: a packet refused or never sent
+        ├── TrialAbandoned                  runner.execute: a trial not sent for a reason
+        │                                   outside it (the run stops, resumable)
+        ├── RunStopped                      runner.experiment: the trial phase stopped;
+        │                                   finished trials are recorded (the original
+        │                                   error's exit code)
+        └── ClusterLost                     runner.ray_cluster: the Ray cluster stopped
+                                            answering
+
+Classes defined outside this module live where they are raised, beside the code that
+knows their cause; ``tests/core/test_errors.py`` checks that every subclass of
+:class:`CtxbenchError` anywhere in the package is drawn here.
 
 Third-party exceptions (json, tomllib, rfc8785, httpx) are translated into these at
 exactly one boundary each, with ``raise ... from``.
@@ -31,6 +53,7 @@ __all__ = [
     "PointerError",
     "ProviderError",
     "RuntimeFailure",
+    "SettingError",
     "clip",
     "describe_value",
     "printable",
@@ -195,6 +218,19 @@ class InputErrors(InputError):
         if hidden > 0:
             lines.append(f"... and {hidden} more error(s)")
         super().__init__("\n".join(lines))
+
+
+class SettingError(InputError):
+    """A setting given to a library call with a value it does not take.
+
+    Renders as ``setting: detail`` with the setting's keyword name (``confidence_level``);
+    the command line, which knows which option set it, renders ``--option: detail``.
+    """
+
+    def __init__(self, setting: str, detail: str) -> None:
+        self.setting = setting
+        self.detail = detail
+        super().__init__(f"{setting}: {detail}")
 
 
 class RuntimeFailure(CtxbenchError):

@@ -27,7 +27,6 @@ from ctxbench.core.textfile import check_readable, open_error, read_utf8
 __all__ = [
     "JsonLine",
     "TornLineError",
-    "decode_line",
     "iter_jsonl",
     "iter_lines",
     "load_json_document",

@@ -8,7 +8,7 @@ The reports are written by the same library functions as ``ctxbench cef analyze`
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,22 +65,27 @@ def cef_verdicts(report: CefReport) -> list[str]:
     return lines
 
 
-def eceb_verdicts(report: EcebReport, ran: Collection[str] | None = None) -> list[str]:
+def eceb_verdicts(report: EcebReport, ran: Collection[str] | None = None, *,
+                  shown_as: Mapping[str, str] | None = None) -> list[str]:
     """One line per strategy: how many tasks qualified (numerator/denominator).
 
     ``ran``: only these strategies (the run's conditions; None: all three of ECEB).
+    ``shown_as`` names a strategy as the run does: a plugin evaluated in ECEB's
+    ``compiled`` slot is reported under its own name.
     """
     lines = []
+    names = shown_as or {}
     for strategy, agg in report.aggregate.items():
         if ran is not None and strategy not in ran:
             continue
+        label = f"ECEB {names.get(strategy, strategy)}"
         if agg is None:
-            lines.append(f"ECEB {strategy}: not run")
+            lines.append(f"{label}: not run")
             continue
         qualified = agg.qualified_tasks
         savings = agg.mean_token_savings_bps
         shown = f", mean token savings {savings / 100:.1f}%" if savings is not None else ""
-        lines.append(f"ECEB {strategy}: {qualified.numerator}/"
+        lines.append(f"{label}: {qualified.numerator}/"
                      f"{qualified.denominator} tasks qualified{shown}")
     return lines
 
@@ -90,12 +95,17 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
                   labels: list[str], judge: Judge | None = None
                   ) -> tuple[dict[str, Path], list[str]]:
     """Write every report of a finished run; return their paths and the verdict lines."""
-    from ctxbench.protocols.cef.api import analyze_files
+    from ctxbench.core.atomic import path_from
+    from ctxbench.protocols.cef.api import analyze_files, load_settings
+    from ctxbench.runner.commands import cef_analyze_command
 
     out = trials_path.parent
     prereg = spec.preregistration or out / "cef-prereg.json"
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
-    cef_report = analyze_files([trials_path], prereg, output=paths["cef-report.json"])
+    command = cef_analyze_command([path_from(out, trials_path)], path_from(out, prereg),
+                                  load_settings(prereg), output="cef-report.json")
+    cef_report = analyze_files([trials_path], prereg, command=command,
+                               output=paths["cef-report.json"])
     _write_pair(paths["cef-report.json"], paths["cef-report.md"],
                 _noted(cef_report.to_json(), labels))
     verdicts = cef_verdicts(cef_report)
@@ -119,8 +129,7 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
                 verdicts.append(f"ECEB {strategy}: not evaluated: {str(exc)[:300]}")
                 continue
             paths.update(more)
-            verdicts.extend(line.replace("ECEB compiled:", f"ECEB {strategy}:")
-                            for line in lines if line.startswith("ECEB compiled:"))
+            verdicts.extend(line for line in lines if line.startswith(f"ECEB {strategy}:"))
     return paths, verdicts
 
 
@@ -198,8 +207,9 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
                      "count as failures in the CEF report")
     report = replace(report, notes=tuple(notes))
     _write_pair(out / "eceb-report.json", out / "eceb-report.md", report.to_json())
-    lines = eceb_verdicts(report, {c.strategy for c in spec.conditions}
-                          if evaluated == "compiled" else {"compiled"})
+    lines = (eceb_verdicts(report, {c.strategy for c in spec.conditions})
+             if evaluated == "compiled"
+             else eceb_verdicts(report, {"compiled"}, shown_as={"compiled": evaluated}))
     if omitted:
         lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "
                      "observations (see eceb-report.md)")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[3] / "src/ctxbench/data/examples/cef"
 

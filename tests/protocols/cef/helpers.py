@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core.digests import sha256_hex
-from ctxbench.protocols.cef.synthetic import base_record
+from ctxbench.testing.cef_trials import base_record
 
 
 def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> Path:

@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 
 from ctxbench.core.atomic import report_json_bytes
+from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import InputError
 from ctxbench.protocols.cef.analysis import analyze
 from ctxbench.protocols.cef.api import analyze_files
 from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.prereg import Exclusion, Preregistration, default_preregistration
 from ctxbench.protocols.cef.records import parse_trial
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
 from ctxbench.schemas import validator
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 
 from .helpers import failed, pair, write_jsonl
 
@@ -387,3 +388,18 @@ def test_a_condition_whose_every_trial_failed_is_not_on_the_frontier() -> None:
         assert point.failures == point.trials == 12 and point.context_tokens_total == 0
         assert not point.on_pareto_frontier
         assert block.pareto_frontier == ("raw",)
+
+
+def test_the_library_records_no_command_line_it_was_not_given(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", simple(n=15))
+    report = analyze_files([path], output=tmp_path / "report.json")
+    assert report.methodology.reproduce is None
+    assert report.to_json()["methodology"]["invocation"] == {
+        "trial_files": [{"path": "t.jsonl", "blake3": blake3_file(path)}],
+        "preregistration_file": None}
+    # The protocol spells no option of the command line; cli/ and the runner build it.
+    import ctxbench.protocols.cef as package
+
+    for module in Path(package.__file__).parent.glob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        assert '"--' not in text and "'--" not in text, module.name

@@ -16,11 +16,12 @@ import pytest
 
 from ctxbench.core.atomic import report_json_bytes
 from ctxbench.core.node import Node
-from ctxbench.protocols.cef.api import analyze_files, load_settings, reproduce_command
+from ctxbench.protocols.cef.api import analyze_files, load_settings
 from ctxbench.protocols.cef.model import CefReport
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
 from ctxbench.render.cef import render_markdown
+from ctxbench.runner.commands import cef_analyze_command
 from ctxbench.schemas import validator
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 UPDATE = os.environ.get("CTXBENCH_UPDATE_GOLDEN") == "1"
@@ -99,7 +100,7 @@ def test_golden(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(folder)
     prereg = "prereg.json" if prereg_doc is not None else None
     settings = load_settings(prereg, overrides)
-    command = reproduce_command(["trials.jsonl"], prereg, settings, output="report.json")
+    command = cef_analyze_command(["trials.jsonl"], prereg, settings, output="report.json")
     report = analyze_files(["trials.jsonl"], prereg, overrides, command=command)
     document = report.to_json()
     assert list(validator("ctxbench.cef-report.v1").iter_errors(document)) == []

@@ -34,8 +34,8 @@ from ctxbench.protocols.cef.model import (
 )
 from ctxbench.protocols.cef.prereg import Exclusion, Preregistration
 from ctxbench.protocols.cef.records import parse_trial
-from ctxbench.protocols.cef.synthetic import ConditionEffect, generate_records
 from ctxbench.schemas import validator
+from ctxbench.testing.cef_trials import ConditionEffect, generate_records
 from model_schema import agree_object
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"

@@ -20,8 +20,8 @@ from ctxbench.protocols.cef.records import (
     trial_errors,
     validate_trials,
 )
-from ctxbench.protocols.cef.synthetic import base_record
 from ctxbench.schemas import validator
+from ctxbench.testing.cef_trials import base_record
 
 from .helpers import failed, write_jsonl
 

@@ -19,7 +19,7 @@ from ctxbench.protocols.cef.analysis import analyze
 from ctxbench.protocols.cef.model import AggregateComparison
 from ctxbench.protocols.cef.prereg import default_preregistration
 from ctxbench.protocols.cef.records import parse_trial
-from ctxbench.protocols.cef.synthetic import base_record
+from ctxbench.testing.cef_trials import base_record
 
 RESAMPLES = 20_000
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ctxbench.protocols.cef.synthetic import base_record
 from ctxbench.schemas import available_schemas, validator
+from ctxbench.testing.cef_trials import base_record
 
 from .helpers import failed
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from ctxbench.core.atomic import report_json_bytes
-from ctxbench.core.errors import InputError
+from ctxbench.core.errors import InputError, SettingError
 from ctxbench.core.jsonl import JsonLine
 from ctxbench.core.node import Node
 from ctxbench.protocols.public_eval import (
@@ -308,18 +309,18 @@ def test_same_inputs_and_seed_give_identical_bytes_and_seed_matters() -> None:
 
 @pytest.mark.parametrize(("settings", "message"), [
     ({"confidence_level": 1.0},
-     "--confidence-level: expected a number in [0.8, 0.999], got 1.0"),
+     "confidence_level: expected a number in [0.8, 0.999], got 1.0"),
     ({"confidence_level": 0.5},
-     "--confidence-level: expected a number in [0.8, 0.999], got 0.5"),
+     "confidence_level: expected a number in [0.8, 0.999], got 0.5"),
     ({"max_false_stop_rate": 1.5},
-     "--max-false-stop-rate: expected a number in [0, 1], got 1.5"),
-    ({"quality_margin_pp": -1.0}, "--quality-margin-pp: expected a number in [0, 100], got -1.0"),
+     "max_false_stop_rate: expected a number in [0, 1], got 1.5"),
+    ({"quality_margin_pp": -1.0}, "quality_margin_pp: expected a number in [0, 100], got -1.0"),
     ({"bootstrap_samples": 999},
-     "--bootstrap-samples: expected an integer in [1000, 100000], got 999"),
-    ({"seed": -1}, "--seed: expected an integer in [0, 9007199254740991], got -1"),
+     "bootstrap_samples: expected an integer in [1000, 100000], got 999"),
+    ({"seed": -1}, "seed: expected an integer in [0, 9007199254740991], got -1"),
     ({"min_savings_percent": 100.0},
-     "--min-savings-percent: expected a number in [-100, 100), got 100.0"),
-    ({"treatment_name": " "}, "--treatment-name: expected a non-blank name, got ' '"),
+     "min_savings_percent: expected a number in [-100, 100), got 100.0"),
+    ({"treatment_name": " "}, "treatment_name: expected a non-blank name, got ' '"),
 ])
 def test_settings_are_validated(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError) as info:
@@ -406,3 +407,16 @@ def test_changed_cells_of_repeated_runs_name_the_run() -> None:
                                                     {"instance_id": "t03", "run": 2}]
     assert quality["recovered_cells"] == {"total": 1, "limit": 1000,
                                           "listed": [{"instance_id": "t01", "run": 2}]}
+
+
+def test_the_protocol_spells_no_command_line_option() -> None:
+    """Settings are refused by name (``SettingError.setting``); cli/ names the option."""
+    import ctxbench.protocols.public_eval as package
+
+    for module in Path(package.__file__).parent.glob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        assert '"--' not in text and "'--" not in text, module.name
+    with pytest.raises(SettingError) as info:
+        Settings(seed=-1)
+    assert (info.value.setting, info.value.detail) == (
+        "seed", "expected an integer in [0, 9007199254740991], got -1")

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ctxbench.core.errors import InputError
-from ctxbench.protocols.cef.synthetic import base_record
 from ctxbench.protocols.public_eval import compare_files, read_rows
 from ctxbench.protocols.public_eval.convert import convert_cef
+from ctxbench.testing.cef_trials import base_record
 
 COMMIT = "ctx_" + "0123456789abcdef" * 2
 
@@ -81,12 +81,12 @@ def test_threshold_breakdown_and_pooled_ids(tmp_path: Path) -> None:
 
 def test_converter_rejections(tmp_path: Path) -> None:
     path = _trials(tmp_path, [*_pair("t1"), base_record(task_id="t2")])
-    with pytest.raises(InputError, match=r"--treatment: expected a condition present in the "
+    with pytest.raises(InputError, match=r"^treatment: expected a condition present in the "
                                          r"trials \(entroly, raw\), got 'combined'"):
         convert_cef([path], baseline="raw", treatment="combined", output_dir=tmp_path)
-    with pytest.raises(InputError, match="--treatment: expected a condition other than"):
+    with pytest.raises(InputError, match=r"^treatment: expected a condition other than"):
         convert_cef([path], baseline="raw", treatment="raw", output_dir=tmp_path)
-    with pytest.raises(InputError, match=r"--resolved-threshold: expected a number in \[0, 1\]"):
+    with pytest.raises(InputError, match=r"^resolved_threshold: expected a number in \[0, 1\]"):
         convert_cef([path], baseline="raw", treatment="entroly", output_dir=tmp_path,
                     resolved_threshold=2.0)
     with pytest.raises(InputError, match=r'expected the same \(instance_id, run\) cells in both '

@@ -65,6 +65,6 @@ def test_settings_beyond_their_range_are_usage_errors(
 
 
 def test_the_library_refuses_the_same_settings() -> None:
-    with pytest.raises(InputError, match=r"^--bootstrap-samples: expected an integer in "):
+    with pytest.raises(InputError, match=r"^bootstrap_samples: expected an integer in "):
         Settings(bootstrap_samples=MAX_RESAMPLES + 1)
     assert Settings(bootstrap_samples=MAX_RESAMPLES).bootstrap_samples == MAX_RESAMPLES

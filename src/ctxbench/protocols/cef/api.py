@@ -27,7 +27,6 @@ __all__ = [
     "example_paths",
     "load_settings",
     "read_table",
-    "reproduce_command",
     "write_report",
 ]
 
@@ -76,15 +75,14 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
                   prereg_path: str | os.PathLike[str] | None = None,
                   overrides: Mapping[str, Any] | None = None, *,
                   command: Sequence[str] | None = None,
-                  output: str | os.PathLike[str] | None = None,
-                  check: bool = False) -> CefReport:
+                  output: str | os.PathLike[str] | None = None) -> CefReport:
     """Analyze trial JSONL files; return the report model as its JSON holds it (rounded).
 
     ``overrides`` (bootstrap_samples, seed, quality_tolerance, confidence_level,
     resampling_unit) apply only without a preregistration. ``command`` is the argv that
-    reproduces the analysis (stored in the report); by default it is rebuilt from the
-    arguments as ``ctxbench cef analyze ...`` with every effective setting spelled out,
-    plus ``--output`` and ``--check`` when ``output`` / ``check`` are given.
+    reproduces the analysis, recorded as given (the report's ``reproduce`` line); without
+    one the report records no command. File paths are recorded relative to ``output``'s
+    folder (the current directory without one), so the report can move with its inputs.
     """
     if not trial_paths:
         raise ValueError("trial_paths: expected at least one file")
@@ -97,44 +95,15 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
     def shown(p: str | os.PathLike[str]) -> str:
         return path_from(here, p)
 
-    argv = list(command) if command is not None else reproduce_command(
-        [shown(p) for p in trial_paths], None if prereg_path is None else shown(prereg_path),
-        prereg, output=None if output is None else Path(output).name, check=check)
-    invocation: dict[str, Any] = {
-        "command": argv,
+    invocation: dict[str, Any] = {} if command is None else {"command": list(command)}
+    invocation.update({
         "trial_files": [{"path": shown(p), "blake3": blake3_file(p)} for p in trial_paths],
         "preregistration_file": (
             {"path": shown(prereg_path), "blake3": blake3_file(prereg_path)}
             if prereg_path is not None else None),
-    }
+    })
     # Rounded as written, so what is rendered from it is exactly what the file holds.
     return analyze(table, prereg, invocation=invocation).rounded()
-
-
-def reproduce_command(trial_paths: Sequence[str | os.PathLike[str]],
-                      prereg_path: str | os.PathLike[str] | None, prereg: Preregistration,
-                      *, output: str | os.PathLike[str] | None = None,
-                      check: bool = False) -> list[str]:
-    """The ``ctxbench cef analyze`` argv that reproduces a report, every setting explicit.
-
-    With a preregistration the file pins every setting (flags may not override it);
-    without one, the seed, sample count, tolerance, level and unit actually used are
-    written out so the command does not depend on defaults.
-    """
-    argv = ["ctxbench", "cef", "analyze", *(str(p) for p in trial_paths)]
-    if prereg_path is not None:
-        argv += ["--prereg", str(prereg_path)]
-    else:
-        argv += ["--bootstrap-samples", str(prereg.bootstrap_samples),
-                 "--seed", str(prereg.seed),
-                 "--quality-tolerance", repr(prereg.quality_tolerance),
-                 "--confidence-level", repr(prereg.confidence_level),
-                 "--unit", prereg.resampling_unit]
-    if output is not None:
-        argv += ["--output", str(output)]
-    if check:
-        argv.append("--check")
-    return argv
 
 
 def write_report(path: str | os.PathLike[str], report: CefReport) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core.atomic import atomic_write_bytes
-from ctxbench.core.errors import InputError
+from ctxbench.core.errors import SettingError
 from ctxbench.core.jsonl import JsonLine
 from ctxbench.protocols.cef.records import Trial, read_trials
 from ctxbench.protocols.public_eval.pairing import pair_rows
@@ -73,17 +73,17 @@ def trials_to_rows(trials: Sequence[Trial], *, baseline: str, treatment: str,
     """Baseline and treatment rows, each sorted by (instance_id, run), checked as pairable."""
     if isinstance(resolved_threshold, bool) or not isinstance(resolved_threshold, int | float) \
             or not math.isfinite(resolved_threshold) or not 0.0 <= resolved_threshold <= 1.0:
-        raise InputError(f"--resolved-threshold: expected a number in [0, 1], got "
-                         f"{resolved_threshold!r}")
+        raise SettingError("resolved_threshold",
+                           f"expected a number in [0, 1], got {resolved_threshold!r}")
     if baseline == treatment:
-        raise InputError(f"--treatment: expected a condition other than the baseline, got "
-                         f"{treatment!r}")
+        raise SettingError("treatment", f"expected a condition other than the baseline, "
+                                        f"got {treatment!r}")
     chosen = [t for t in trials if t.condition in (baseline, treatment)]
     found = sorted({t.condition for t in trials})
-    for condition, flag in ((baseline, "--baseline"), (treatment, "--treatment")):
+    for condition, setting in ((baseline, "baseline"), (treatment, "treatment")):
         if not any(t.condition == condition for t in chosen):
-            raise InputError(f"{flag}: expected a condition present in the trials "
-                             f"({', '.join(found) or 'none'}), got {condition!r}")
+            raise SettingError(setting, f"expected a condition present in the trials "
+                                        f"({', '.join(found) or 'none'}), got {condition!r}")
     pooled = any(len({getattr(t, name) for t in chosen}) > 1 for name in STRATUM_FIELDS)
     lines: dict[str, list[JsonLine]] = {baseline: [], treatment: []}
     sources: dict[str, set[str]] = {baseline: set(), treatment: set()}

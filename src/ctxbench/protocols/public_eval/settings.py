@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ctxbench.core.errors import InputError
+from ctxbench.core.errors import SettingError
 from ctxbench.core.limits import MAX_COUNT
 
 __all__ = [
@@ -53,30 +53,32 @@ class Settings:
         level = self.confidence_level
         if isinstance(level, bool) or not isinstance(level, int | float) \
                 or not LEVEL_RANGE[0] <= level <= LEVEL_RANGE[1]:
-            raise InputError(f"--confidence-level: expected a number in [{LEVEL_RANGE[0]}, "
-                             f"{LEVEL_RANGE[1]}], got {level!r}")
+            raise SettingError("confidence_level", f"expected a number in [{LEVEL_RANGE[0]}, "
+                                                   f"{LEVEL_RANGE[1]}], got {level!r}")
         margin = self.quality_margin_pp
         if isinstance(margin, bool) or not isinstance(margin, int | float) \
                 or not math.isfinite(margin) or not 0.0 <= margin <= 100.0:
-            raise InputError(f"--quality-margin-pp: expected a number in [0, 100], got {margin!r}")
+            raise SettingError("quality_margin_pp",
+                               f"expected a number in [0, 100], got {margin!r}")
         samples = self.bootstrap_samples
         if isinstance(samples, bool) or not isinstance(samples, int) \
                 or not MIN_RESAMPLES <= samples <= MAX_RESAMPLES:
-            raise InputError(f"--bootstrap-samples: expected an integer in [{MIN_RESAMPLES}, "
-                             f"{MAX_RESAMPLES}], got {samples!r}")
+            raise SettingError("bootstrap_samples", f"expected an integer in [{MIN_RESAMPLES}, "
+                                                    f"{MAX_RESAMPLES}], got {samples!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) \
                 or not 0 <= self.seed <= MAX_COUNT:
-            raise InputError(f"--seed: expected an integer in [0, {MAX_COUNT}], got {self.seed!r}")
+            raise SettingError("seed",
+                               f"expected an integer in [0, {MAX_COUNT}], got {self.seed!r}")
         floor = self.min_savings_percent
         if isinstance(floor, bool) or not isinstance(floor, int | float) \
                 or not math.isfinite(floor) or not -100.0 <= floor < 100.0:
-            raise InputError(
-                f"--min-savings-percent: expected a number in [-100, 100), got {floor!r}")
+            raise SettingError("min_savings_percent",
+                               f"expected a number in [-100, 100), got {floor!r}")
         rate = self.max_false_stop_rate
         if isinstance(rate, bool) or not isinstance(rate, int | float) \
                 or not math.isfinite(rate) or not 0.0 <= rate <= 1.0:
-            raise InputError(f"--max-false-stop-rate: expected a number in [0, 1], got {rate!r}")
-        for flag, name in (("--baseline-name", self.baseline_name),
-                           ("--treatment-name", self.treatment_name)):
+            raise SettingError("max_false_stop_rate", f"expected a number in [0, 1], got {rate!r}")
+        for setting, name in (("baseline_name", self.baseline_name),
+                              ("treatment_name", self.treatment_name)):
             if not isinstance(name, str) or not name.strip():
-                raise InputError(f"{flag}: expected a non-blank name, got {name!r}")
+                raise SettingError(setting, f"expected a non-blank name, got {name!r}")

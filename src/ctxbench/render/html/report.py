@@ -31,7 +31,7 @@ from ctxbench.render.html.trials import TRIALS_FILE, RunTrials, read_run_trials
 from ctxbench.render.order import by_condition
 from ctxbench.render.strata import short_label
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["render_html", "render_report_html", "write_html"]
 
 View = CefReport | PublicEvalReport | EcebReport
 _SHORT = {"cef": "CEF", "public_eval": "public-eval", "eceb": "ECEB"}
@@ -203,6 +203,19 @@ def render_html(paths: Sequence[Path], out: Path) -> str:
     """The page for ``paths`` (report files or run directories), to be written at ``out``."""
     sources = [load_source(p) for p in paths]
     loaded = [(s, [(kind, _read(kind, doc)) for kind, doc in s.reports]) for s in sources]
+    return _page(loaded, paths, out)
+
+
+def render_report_html(kind: str, doc: Node) -> str:
+    """The page of one report document (``kind`` as :data:`KINDS` names it), exactly as
+    ``ctxbench report NAME --html`` renders the file ``doc.path`` names."""
+    name = Path(doc.path)
+    source = Source(name, ((kind, doc),), None, (), False)
+    return _page([(source, [(kind, _read(kind, doc))])], [name], name.with_suffix(".html"))
+
+
+def _page(loaded: list[tuple[Source, list[tuple[str, View]]]], paths: Sequence[Path],
+          out: Path) -> str:
     ids = Ids()
     inputs = ", ".join(p.as_posix() for p in paths)
     footer = (f"Rendered by ctxbench from {esc(inputs)}. Every number on this page is read "
