@@ -30,6 +30,7 @@ from ctxbench.core import (
     load_json_document,
 )
 from ctxbench.protocols.cef.rules import condition_order_key
+from ctxbench.protocols.cef.trial_format import TrialLogPredates
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
@@ -209,7 +210,10 @@ def _stopped(exc: BaseException, *, trials: Path, resume_command: str,
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     elif not isinstance(exc, CtxbenchError):
         text = f"unexpected {type(exc).__name__}: {text}"
-    if isinstance(exc, IntegrityError):
+    if isinstance(exc, TrialLogPredates):
+        advice = (f"the trials recorded in {trials} predate what this ctxbench records; "
+                  "run again into another output directory")
+    elif isinstance(exc, IntegrityError):
         # Recorded trials that this corpus or compiler no longer reproduces: resuming
         # would stop here again.
         advice = (f"the trials recorded in {trials} do not match this corpus and compiler; "
@@ -328,7 +332,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         if outcome.interrupted:
             return summary
         try:
-            reports, verdicts = write_reports(spec=spec, workload=workload, contexts=contexts,
+            reports, verdicts = write_reports(spec=spec, workload=workload,
+                                              tokenizer=contexts.tokenizer.id,
                                               run_id=run_id, snapshot=snapshot,
                                               trials_path=trials_path, labels=all_labels,
                                               judge=judge)

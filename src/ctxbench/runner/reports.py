@@ -1,7 +1,11 @@
 """Hand a finished run to the analyzers: CEF always, ECEB for ECEB workloads.
 
 The reports are written by the same library functions as ``ctxbench cef analyze`` and
-``ctxbench eceb evaluate``. Without a preregistration in the spec, one naming
+``ctxbench eceb evaluate``, and are a function of the trial log, the preregistration and
+the corpus digests only: the trial log is read once, typed, and no context is rebuilt
+(each trial line carries its packet's selected artifacts and digest).
+
+Without a preregistration in the spec, one naming
 ``full_permitted_context`` as the baseline and the run's condition matrix is written to
 ``cef-prereg.json`` when the run starts, before any trial, and used here unchanged.
 """
@@ -14,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import CtxbenchError, atomic_write_json, atomic_write_text, blake3_hex
-from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.eceb_run import build_eceb_run, system_key
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
@@ -23,6 +26,7 @@ from ctxbench.runner.workload import Workload
 
 if TYPE_CHECKING:
     from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.cef.records import Trial
     from ctxbench.protocols.eceb.report import Report as EcebReport
 
 __all__ = ["SCORER_RUBRIC", "cef_verdicts", "eceb_verdicts", "write_prereg", "write_reports"]
@@ -85,17 +89,22 @@ def eceb_verdicts(report: EcebReport, ran: Collection[str] | None = None) -> lis
     return lines
 
 
-def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder,
+def write_reports(*, spec: ExperimentSpec, workload: Workload, tokenizer: str,
                   run_id: str, snapshot: PricingSnapshot | None, trials_path: Path,
                   labels: list[str], judge: Judge | None = None
                   ) -> tuple[dict[str, Path], list[str]]:
-    """Write every report of a finished run; return their paths and the verdict lines."""
-    from ctxbench.protocols.cef.api import analyze_files
+    """Write every report of a finished run; return their paths and the verdict lines.
+
+    ``tokenizer`` is the run's budget tokenizer id (ECEB's run file names it).
+    """
+    from ctxbench.protocols.cef.api import analyze_files, load_settings
 
     out = trials_path.parent
-    prereg = spec.preregistration or out / "cef-prereg.json"
+    prereg_path = spec.preregistration or out / "cef-prereg.json"
+    prereg = load_settings(prereg_path)
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
-    cef_report = analyze_files([trials_path], prereg, output=paths["cef-report.json"])
+    cef_report = analyze_files([trials_path], prereg_path, preregistration=prereg,
+                               output=paths["cef-report.json"])
     _write_pair(paths["cef-report.json"], paths["cef-report.md"],
                 _noted(cef_report.to_json(), labels))
     verdicts = cef_verdicts(cef_report)
@@ -103,8 +112,11 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
         workload, note = _bfcl_registry(spec, workload, out)
         verdicts.extend(note)
     if workload.format == "eceb" or workload.benchmark is not None:
-        eceb_paths, eceb_lines = _eceb(spec, workload, contexts, run_id, snapshot,
-                                       trials_path, labels, judge)
+        from ctxbench.protocols.cef.records import read_trials
+
+        trials = read_trials([trials_path], baseline=prereg.baseline)
+        eceb_paths, eceb_lines = _eceb(spec, workload, tokenizer, run_id, snapshot,
+                                       trials, trials_path, labels, judge)
         paths.update(eceb_paths)
         verdicts.extend(eceb_lines)
         # Each plugin strategy, and each external or module:attr condition (by its
@@ -113,8 +125,8 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
             if strategy in ("full_permitted_context", "naive_top_k", "compiled"):
                 continue
             try:
-                more, lines = _eceb(spec, workload, contexts, run_id, snapshot, trials_path,
-                                    labels, judge, evaluated=strategy)
+                more, lines = _eceb(spec, workload, tokenizer, run_id, snapshot, trials,
+                                    trials_path, labels, judge, evaluated=strategy)
             except CtxbenchError as exc:
                 verdicts.append(f"ECEB {strategy}: not evaluated: {str(exc)[:300]}")
                 continue
@@ -149,9 +161,9 @@ def _write_pair(json_path: Path, md_path: Path, report: dict[str, Any]) -> None:
     atomic_write_text(md_path, render_markdown(report, where=str(json_path)))
 
 
-def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, run_id: str,
-          snapshot: PricingSnapshot | None, trials_path: Path, labels: list[str],
-          judge_used: Judge | None, evaluated: str = "compiled",
+def _eceb(spec: ExperimentSpec, workload: Workload, tokenizer: str, run_id: str,
+          snapshot: PricingSnapshot | None, trials: list[Trial], trials_path: Path,
+          labels: list[str], judge_used: Judge | None, evaluated: str = "compiled",
           ) -> tuple[dict[str, Path], list[str]]:
     """ECEB run and report; for a plugin strategy (``evaluated``) under ``eceb-NAME/``."""
     from ctxbench.protocols.eceb import evaluate, parse_run, verify_corpus
@@ -176,10 +188,11 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
         pricing = {"source": "zero_cost_fixture" if fixture else "self_hosted_no_api_fee",
                    "date": manifest_date}
     claim_class = "conformance_seed" if fixture else workload.benchmark.claim_class
-    document, omitted = build_eceb_run(trials_path=trials_path, spec=spec, workload=workload,
-                              contexts=contexts, run_id=run_id, claim_class=claim_class,
-                              judge=judge, pricing_identity=pricing, pricing=snapshot,
-                              evaluated=evaluated)
+    document, omitted = build_eceb_run(trials=trials, spec=spec, workload=workload,
+                                       tokenizer=tokenizer, run_id=run_id,
+                                       claim_class=claim_class, judge=judge,
+                                       pricing_identity=pricing, pricing=snapshot,
+                                       evaluated=evaluated)
     run_path = out / "eceb-run.json"
     run = parse_run(document, path=str(run_path))  # validated, then written from the record
     atomic_write_json(run_path, run.to_json())

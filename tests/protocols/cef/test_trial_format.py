@@ -39,7 +39,8 @@ def _line() -> dict[str, object]:
         scorer_details={"method": "answer_terms", "matched": ["alice"],
                         "evidence_required": ["policy/keys.md", "hr.md"],
                         "evidence_found": ["policy/keys.md"]})
-    return json.loads(json.dumps(record.to_json()))
+    line: dict[str, object] = json.loads(json.dumps(record.to_json()))
+    return line
 
 
 def test_writer_reader_validator_and_schema_follow_the_one_table() -> None:

@@ -77,8 +77,14 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
                   overrides: Mapping[str, Any] | None = None, *,
                   command: Sequence[str] | None = None,
                   output: str | os.PathLike[str] | None = None,
-                  check: bool = False) -> CefReport:
+                  check: bool = False,
+                  preregistration: Preregistration | None = None) -> CefReport:
     """Analyze trial JSONL files; return the report model as its JSON holds it (rounded).
+
+    ``preregistration`` is the preregistration model itself, already in memory (a run
+    builds it before its first trial): it is used as given, not read back, and
+    ``prereg_path`` then only names the file it was written to (recorded with its
+    digest); ``overrides`` may not be given with it.
 
     ``overrides`` (bootstrap_samples, seed, quality_tolerance, confidence_level,
     resampling_unit) apply only without a preregistration. ``command`` is the argv that
@@ -88,7 +94,10 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
     """
     if not trial_paths:
         raise ValueError("trial_paths: expected at least one file")
-    prereg = load_settings(prereg_path, overrides)
+    if preregistration is not None and overrides:
+        raise ValueError("overrides: expected none with a preregistration model")
+    prereg = (preregistration if preregistration is not None
+              else load_settings(prereg_path, overrides))
     table = read_table(trial_paths, baseline=prereg.baseline)
     # Paths as the report records them: relative to its folder (the current directory
     # when it goes to stdout), so the report can move and its command runs from there.

@@ -38,6 +38,7 @@ __all__ = [
     "REQUIRED_FIELDS",
     "TRIAL_FIELDS",
     "SelectedArtifact",
+    "TrialLogPredates",
     "predates_error",
     "scorer_details_ok",
     "selected_artifacts_ok",
@@ -114,12 +115,17 @@ RECORD_RULES: tuple[Rule, ...] = (
 )
 
 
-def predates_error(path: str, line: int, member: str, what: str) -> FieldError:
+class TrialLogPredates(FieldError):
+    """A trial line written before a member that a report is written from existed
+    (resuming the run cannot add it: the run must be made again)."""
+
+
+def predates_error(path: str, line: int, member: str, what: str) -> TrialLogPredates:
     """The located error for a trial written before ``member`` existed.
 
     ``what`` says what needs the member (``the ECEB run file``).
     """
-    return FieldError(
+    return TrialLogPredates(
         path, line, member, f"the {member} member, which {what} is written from",
         got_text=("nothing: this trial log predates the member (written by an older "
                   "ctxbench); run the experiment again into a new output directory to "

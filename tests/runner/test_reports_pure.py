@@ -1,0 +1,132 @@
+"""Writing a finished run's reports compiles no context: they are a function of the
+trial log, the preregistration and the corpus digests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxbench.core import iter_jsonl
+from ctxbench.protocols.cef.trial_format import RECORD_MEMBERS
+from ctxbench.runner import experiment
+from ctxbench.runner.contexts import ContextBuilder
+from ctxbench.runner.experiment import RunStopped, run_experiment
+
+REPORTS = ("cef-report.json", "cef-report.md", "eceb-run.json", "eceb-report.json",
+           "eceb-report.md")
+
+
+def seed_spec(tmp_path: Path, execution: str = "") -> Path:
+    """The enterprise seed's first 2 tasks under the baseline and the compiled ladder."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        'name = "seed"\nseed = 3\nreplicates = 1\noutput = "out"\n'
+        '[workload]\nsource = "builtin:enterprise-seed"\nlimit = 2\n'
+        '[model]\nprovider = "fixture"\n'
+        '[[conditions]]\nstrategy = "full_permitted_context"\n'
+        '[[conditions]]\nstrategy = "compiled"\nbudgets = "ladder"\n' + execution,
+        encoding="utf-8")
+    return path
+
+
+class Compilations:
+    """Counts the contexts built in this process, in all and while reports are written."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.total = 0
+        self.in_reports = 0
+        self._writing = False
+        build = ContextBuilder._build
+        write = experiment.write_reports  # type: ignore[attr-defined]
+
+        def counted_build(builder: ContextBuilder, *args: Any) -> Any:
+            self.total += 1
+            self.in_reports += self._writing
+            return build(builder, *args)
+
+        def counted_write(**kwargs: Any) -> Any:
+            self._writing = True
+            try:
+                return write(**kwargs)
+            finally:
+                self._writing = False
+
+        monkeypatch.setattr(ContextBuilder, "_build", counted_build)
+        monkeypatch.setattr(experiment, "write_reports", counted_write)
+
+
+def _bytes(out: Path) -> dict[str, bytes]:
+    return {name: (out / name).read_bytes() for name in REPORTS}
+
+
+def test_a_finished_run_and_its_resume_write_the_reports_without_compiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    count = Compilations(monkeypatch)
+    first = run_experiment(seed_spec(tmp_path))
+    out = tmp_path / "out"
+    assert first.completed > 0 and "eceb-run.json" in first.reports
+    assert count.total > 0  # the trials built their contexts: the counter sees them
+    assert count.in_reports == 0
+    written = _bytes(out)
+    # Each observation's selection is the one its trial line recorded.
+    records = {(r["task_id"], r["budget"]): r for r in
+               (item.value for item in iter_jsonl(out / "trials.jsonl"))}
+    run_doc = json.loads(written["eceb-run.json"])
+    assert run_doc["observations"]
+    for obs in run_doc["observations"]:
+        record = records[(obs["task_id"], obs["budget"])]
+        assert obs["selected_artifacts"] == record["selected_artifacts"]
+        assert obs["context_blake3"] == record["rendered_blake3"]
+
+    count.total = 0
+    again = run_experiment(seed_spec(tmp_path), resume=True)
+    assert again.completed == 0 and again.skipped == first.completed
+    assert count.total == count.in_reports == 0
+    assert _bytes(out) == written
+
+
+def test_a_log_that_predates_the_packet_members_is_a_located_error(
+        tmp_path: Path) -> None:
+    spec = seed_spec(tmp_path)
+    run_experiment(spec)
+    trials = tmp_path / "out" / "trials.jsonl"
+    lines = [json.loads(line) for line in trials.read_text(encoding="utf-8").splitlines()]
+    trials.write_text("".join(json.dumps({k: v for k, v in r.items()
+                                          if k not in RECORD_MEMBERS}) + "\n"
+                              for r in lines), encoding="utf-8")
+    with pytest.raises(RunStopped) as info:
+        run_experiment(spec, resume=True)
+    assert str(info.value) == (
+        f"{trials}:1: selected_artifacts: expected the selected_artifacts member, which the "
+        "ECEB run file is written from, got nothing: this trial log predates the member "
+        "(written by an older ctxbench); run the experiment again into a new output "
+        "directory to record it (writing the reports; the trials recorded in "
+        f"{trials} predate what this ctxbench records; run again into another output "
+        "directory)")
+    assert info.value.exit_code == 2
+
+
+def test_the_runs_cef_report_is_unchanged_by_the_new_members(
+        make_spec: Callable[..., Path]) -> None:
+    # CEF reads neither member: stripping them from the log gives the same report.
+    spec = make_spec()
+    run_experiment(spec)
+    out = spec.parent / "out"
+    from ctxbench.protocols.cef.api import analyze_files
+
+    trials = out / "trials.jsonl"
+    before = analyze_files([trials], out / "cef-prereg.json").to_json()
+    stripped = out / "stripped.jsonl"
+    stripped.write_text("".join(
+        json.dumps({k: v for k, v in item.value.items() if k not in RECORD_MEMBERS}) + "\n"
+        for item in iter_jsonl(trials)), encoding="utf-8")
+    after = analyze_files([stripped], out / "cef-prereg.json").to_json()
+    for report in (before, after):
+        # Only the input file's name and digest differ.
+        report["methodology"]["invocation"] = report["methodology"]["reproduce"] = None
+    assert before == after
