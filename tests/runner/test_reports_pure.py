@@ -130,3 +130,46 @@ def test_the_runs_cef_report_is_unchanged_by_the_new_members(
         # Only the input file's name and digest differ.
         report["methodology"]["invocation"] = report["methodology"]["reproduce"] = None
     assert before == after
+
+
+def test_the_runs_preregistration_is_written_from_its_model_and_not_read_back(
+        make_spec: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxbench.protocols.cef import api, prereg
+    from ctxbench.runner.reports import run_preregistration
+
+    loads: list[object] = []
+
+    def counted(path: object) -> prereg.Preregistration:
+        loads.append(path)
+        return prereg.load_preregistration(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "load_preregistration", counted)
+    spec = make_spec()
+    run_experiment(spec)
+    assert loads == []  # the analysis got the model in memory
+    out = spec.parent / "out"
+    model = run_preregistration(
+        baseline="full_permitted_context",
+        conditions=["compiled@200", "compiled@400", "full_permitted_context"],
+        replicates=2, seed=11)
+    written = json.loads((out / "cef-prereg.json").read_text(encoding="utf-8"))
+    assert written == prereg.preregistration_document(model)
+    assert written["protocol_version"] == prereg.DEFAULT_PROTOCOL_VERSION
+    report = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
+    assert report["preregistration"]["digest_blake3"] == model.digest()
+
+
+def test_a_resume_refuses_a_preregistration_changed_after_the_trials(
+        make_spec: Callable[..., Path]) -> None:
+    from ctxbench.core import InputError
+
+    spec = make_spec()
+    run_experiment(spec)
+    path = spec.parent / "out" / "cef-prereg.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**document, "quality_tolerance": 0.2}), encoding="utf-8")
+    with pytest.raises(InputError, match=(
+            rf"^{path}: expected the preregistration this run declares \(digest [0-9a-f]{{64}}"
+            r"\), got another one \(digest [0-9a-f]{64}\); a preregistration is never "
+            r"changed after trials ran: run again into another output directory$")):
+        run_experiment(spec, resume=True)

@@ -27,8 +27,9 @@ from importlib import resources
 from pathlib import Path
 
 from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
+from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.runner.experiment import RunSummary, run_loaded, tokenizer_name
-from ctxbench.runner.reports import eceb_verdicts, write_prereg
+from ctxbench.runner.reports import eceb_verdicts, run_preregistration
 from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import ExperimentSpec, load_spec
 from ctxbench.runner.workload import Workload, load_workload
@@ -202,6 +203,8 @@ class DemoPlan:
     workload: Workload
     names: list[str]
     labels: tuple[str, ...]
+    prereg: Preregistration
+    """What ``demo-prereg.json`` declares; the run writes it there and analyzes it."""
 
 
 def plan_demo(out: Path, spec_name: str, spec_text: str, *, provider: str,
@@ -211,18 +214,17 @@ def plan_demo(out: Path, spec_name: str, spec_text: str, *, provider: str,
     spec = load_spec(spec_path)
     workload = load_workload(spec.workload)
     names = condition_names(spec, run_ladder(workload))
-    prereg_path = out / "demo-prereg.json"
-    if not prereg_path.exists():
-        # A synthetic workload (the handbook) shows the pipeline, not a product claim, so
-        # the preregistration says so before any trial is run.
-        write_prereg(prereg_path, baseline="full_permitted_context", conditions=names,
-                     claims=[n for n in names if n.startswith("compiled@")],
-                     replicates=replicates, seed=spec.seed,
-                     conformance_workloads=[workload.name] if workload.synthetic else [])
+    # A synthetic workload (the handbook) shows the pipeline, not a product claim, so
+    # the preregistration says so before any trial is run (the run writes it to
+    # demo-prereg.json, the file the spec names, and analyzes this model as given).
+    prereg = run_preregistration(
+        baseline="full_permitted_context", conditions=names,
+        claims=[n for n in names if n.startswith("compiled@")], replicates=replicates,
+        seed=spec.seed, conformance_workloads=[workload.name] if workload.synthetic else [])
     labels = () if provider != "fixture" else (
         f"conformance fixture: the embedded model was not available ({reason})" if reason
         else "conformance fixture: the fixture provider was requested",)
-    return DemoPlan(spec_path, resume, spec, workload, names, labels)
+    return DemoPlan(spec_path, resume, spec, workload, names, labels, prereg)
 
 
 def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
@@ -247,7 +249,8 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
         say(f"demo: replicates sample at temperature {DEMO_TEMPERATURE:g}, each trial with "
             "its own seed, so they measure how much the answers vary")
     summary = run_loaded(spec, resume=plan.resume, show_progress=show_progress,
-                         spec_arg=str(spec_path), labels=list(plan.labels))
+                         spec_arg=str(spec_path), labels=list(plan.labels),
+                         preregistration=plan.prereg)
     seed_conformance = tuple(_seed_conformance(out))
     # The spec names the run folder "run" under the demo folder; the pages name their
     # inputs as the user named the demo folder.
