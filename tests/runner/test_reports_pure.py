@@ -173,3 +173,16 @@ def test_a_resume_refuses_a_preregistration_changed_after_the_trials(
             r"\), got another one \(digest [0-9a-f]{64}\); a preregistration is never "
             r"changed after trials ran: run again into another output directory$")):
         run_experiment(spec, resume=True)
+
+
+def test_a_plugin_evaluated_as_ecebs_compiled_is_named_in_its_verdict() -> None:
+    from ctxbench.protocols.eceb.api import evaluate_files
+    from ctxbench.protocols.eceb.seed import seed_paths
+    from ctxbench.runner.reports import eceb_verdicts
+
+    paths = seed_paths()
+    report = evaluate_files(paths.benchmark, paths.run, paths.corpus)
+    (plain,) = eceb_verdicts(report, {"compiled"})
+    (named,) = eceb_verdicts(report, {"compiled"}, shown_as={"compiled": "my-packer"})
+    assert plain.startswith("ECEB compiled: ")
+    assert named == "ECEB my-packer: " + plain.removeprefix("ECEB compiled: ")

@@ -12,7 +12,7 @@ Without a preregistration in the spec, one naming
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,22 +91,26 @@ def cef_verdicts(report: CefReport) -> list[str]:
     return lines
 
 
-def eceb_verdicts(report: EcebReport, ran: Collection[str] | None = None) -> list[str]:
+def eceb_verdicts(report: EcebReport, ran: Collection[str] | None = None, *,
+                  shown_as: Mapping[str, str] | None = None) -> list[str]:
     """One line per strategy: how many tasks qualified (numerator/denominator).
 
-    ``ran``: only these strategies (the run's conditions; None: all three of ECEB).
+    ``ran``: only these strategies (the run's conditions; None: all three of ECEB);
+    ``shown_as``: the name a line gives an ECEB strategy (a plugin evaluated as ECEB's
+    ``compiled`` is named as itself).
     """
     lines = []
     for strategy, agg in report.aggregate.items():
         if ran is not None and strategy not in ran:
             continue
+        name = (shown_as or {}).get(strategy, strategy)
         if agg is None:
-            lines.append(f"ECEB {strategy}: not run")
+            lines.append(f"ECEB {name}: not run")
             continue
         qualified = agg.qualified_tasks
         savings = agg.mean_token_savings_bps
         shown = f", mean token savings {savings / 100:.1f}%" if savings is not None else ""
-        lines.append(f"ECEB {strategy}: {qualified.numerator}/"
+        lines.append(f"ECEB {name}: {qualified.numerator}/"
                      f"{qualified.denominator} tasks qualified{shown}")
     return lines
 
@@ -154,8 +158,7 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, tokenizer: str,
                 verdicts.append(f"ECEB {strategy}: not evaluated: {str(exc)[:300]}")
                 continue
             paths.update(more)
-            verdicts.extend(line.replace("ECEB compiled:", f"ECEB {strategy}:")
-                            for line in lines if line.startswith("ECEB compiled:"))
+            verdicts.extend(line for line in lines if line.startswith(f"ECEB {strategy}:"))
     return paths, verdicts
 
 
@@ -240,8 +243,9 @@ def _eceb(spec: ExperimentSpec, workload: Workload, tokenizer: str, run_id: str,
                      "count as failures in the CEF report")
     report = replace(report, notes=tuple(notes))
     _write_pair(out / "eceb-report.json", out / "eceb-report.md", report)
-    lines = eceb_verdicts(report, {c.strategy for c in spec.conditions}
-                          if evaluated == "compiled" else {"compiled"})
+    lines = (eceb_verdicts(report, {c.strategy for c in spec.conditions})
+             if evaluated == "compiled"
+             else eceb_verdicts(report, {"compiled"}, shown_as={"compiled": evaluated}))
     if omitted:
         lines.append(f"ECEB: {omitted} error trial(s) without provider usage are not "
                      "observations (see eceb-report.md)")
