@@ -69,3 +69,17 @@ def test_a_file_written_from_the_model_loads_back_equal(tmp_path: Path) -> None:
     assert load_preregistration(path) == example
     with pytest.raises(ValueError, match=r"expected a \.json path"):
         write_preregistration(tmp_path / "prereg.toml", example)
+
+
+def test_analyzing_a_model_in_memory_gives_the_report_of_its_file(tmp_path: Path) -> None:
+    from ctxbench.protocols.cef.api import analyze_files
+
+    trials, toml = example_paths()
+    model = load_preregistration(toml)
+    path = tmp_path / "prereg.json"
+    write_preregistration(path, model)
+    from_file = analyze_files([trials], path).to_json()
+    in_memory = analyze_files([trials], path, preregistration=model).to_json()
+    assert in_memory == from_file
+    with pytest.raises(ValueError, match="expected the file it is in as prereg_path"):
+        analyze_files([trials], None, preregistration=model)

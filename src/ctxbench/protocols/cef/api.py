@@ -94,8 +94,9 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
     """
     if not trial_paths:
         raise ValueError("trial_paths: expected at least one file")
-    if preregistration is not None and overrides:
-        raise ValueError("overrides: expected none with a preregistration model")
+    if preregistration is not None and (overrides or prereg_path is None):
+        raise ValueError("preregistration: expected the file it is in as prereg_path, and "
+                         "no overrides")
     prereg = (preregistration if preregistration is not None
               else load_settings(prereg_path, overrides))
     table = read_table(trial_paths, baseline=prereg.baseline)
