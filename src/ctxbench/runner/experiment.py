@@ -41,7 +41,7 @@ from ctxbench.runner.providers.base import Provider, get_provider
 from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.redact import MIN_SECRET_CHARS, Redactor
-from ctxbench.runner.reports import declare_preregistration, run_preregistration, write_reports
+from ctxbench.runner.reports import run_preregistration_file, write_reports
 from ctxbench.runner.runlock import RunLock
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
 from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
@@ -188,7 +188,7 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
     ``preregistration`` is the model of the preregistration file the spec names, built by
     the caller (a demo): it is checked against that file (written when missing) and
     analyzed as given. Without it the spec's file is read once, before any trial, or the
-    run declares its own (:func:`~ctxbench.runner.reports.run_preregistration`).
+    run declares its own (:func:`~ctxbench.runner.reports.run_preregistration_file`).
     """
     run_id = f"{spec.name}-{spec.digest[:12] or blake3_hex(spec.name.encode())[:12]}"
     resume_command = f"ctxbench run {shlex.quote(spec_arg or str(spec.path))} --resume"
@@ -277,7 +277,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                 judge=None if judge is None else {
                     "provider": judge.provider.name, "model": judge.provider.model,
                     "rubric_blake3": judge.rubric_blake3, "scorer": judge.name}))
-        prereg_path, prereg = _preregistration(spec, workload, conditions, preregistration)
+        prereg_path, prereg = run_preregistration_file(spec, workload, conditions,
+                                                       preregistration)
         ident = TrialIdentity(run_id=run_id, workload=workload.name,
                               workload_version=workload.version, provider=provider.name,
                               model=provider.model,
@@ -348,24 +349,6 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         if executor is not None:
             executor.close()
         contexts.close()
-
-
-def _preregistration(spec: ExperimentSpec, workload: Workload, conditions: list[str],
-                     given: Preregistration | None) -> tuple[Path, Preregistration]:
-    """The run's preregistration file and model, settled before the first trial."""
-    if spec.preregistration is not None:
-        if given is not None:
-            return spec.preregistration, declare_preregistration(spec.preregistration, given)
-        from ctxbench.protocols.cef.prereg import load_preregistration
-
-        return spec.preregistration, load_preregistration(spec.preregistration)
-    baseline = next(c.name for c in spec.conditions if c.strategy == "full_permitted_context")
-    # A synthetic seed is declared before any trial, so it can never headline.
-    declared = given or run_preregistration(
-        baseline=baseline, conditions=conditions, replicates=spec.replicates, seed=spec.seed,
-        conformance_workloads=[workload.name] if workload.synthetic else None)
-    path = spec.output / "cef-prereg.json"
-    return path, declare_preregistration(path, declared)
 
 
 def _executor(spec: ExperimentSpec, workload: Workload,

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ctxbench.protocols.eceb.report import Report as EcebReport
 
 __all__ = ["SCORER_RUBRIC", "cef_verdicts", "declare_preregistration", "eceb_verdicts",
-           "run_preregistration", "write_reports"]
+           "run_preregistration", "run_preregistration_file", "write_reports"]
 
 SCORER_RUBRIC = (
     "deterministic scorer ctxbench.runner.scorers: quality = share of the task's required "
@@ -79,6 +79,26 @@ def declare_preregistration(path: Path, prereg: Preregistration) -> Preregistrat
                          f"{written.digest()}); a preregistration is never changed after "
                          "trials ran: run again into another output directory")
     return written
+
+
+def run_preregistration_file(spec: ExperimentSpec, workload: Workload, conditions: list[str],
+                             given: Preregistration | None) -> tuple[Path, Preregistration]:
+    """The run's preregistration file and model, settled before the first trial: the
+    spec's file (checked against ``given`` when a caller built it, else read once), or
+    the run's own, declared in ``cef-prereg.json``."""
+    if spec.preregistration is not None:
+        if given is not None:
+            return spec.preregistration, declare_preregistration(spec.preregistration, given)
+        from ctxbench.protocols.cef.prereg import load_preregistration
+
+        return spec.preregistration, load_preregistration(spec.preregistration)
+    baseline = next(c.name for c in spec.conditions if c.strategy == "full_permitted_context")
+    # A synthetic seed is declared before any trial, so it can never headline.
+    declared = given or run_preregistration(
+        baseline=baseline, conditions=conditions, replicates=spec.replicates, seed=spec.seed,
+        conformance_workloads=[workload.name] if workload.synthetic else None)
+    path = spec.output / "cef-prereg.json"
+    return path, declare_preregistration(path, declared)
 
 
 def cef_verdicts(report: CefReport) -> list[str]:
