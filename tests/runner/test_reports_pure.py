@@ -186,3 +186,21 @@ def test_a_plugin_evaluated_as_ecebs_compiled_is_named_in_its_verdict() -> None:
     (named,) = eceb_verdicts(report, {"compiled"}, shown_as={"compiled": "my-packer"})
     assert plain.startswith("ECEB compiled: ")
     assert named == "ECEB my-packer: " + plain.removeprefix("ECEB compiled: ")
+
+
+def test_the_demos_baseline_summary_reads_the_log_with_the_typed_reader(
+        make_spec: Callable[..., Path]) -> None:
+    from ctxbench.core.errors import InputError
+    from ctxbench.runner.demo import baseline_summary
+
+    spec = make_spec()
+    run_experiment(spec)
+    trials = spec.parent / "out" / "trials.jsonl"
+    assert baseline_summary(trials).trials == 4
+    lines = trials.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[1])
+    bad["task_score"] = "1"
+    trials.write_text("\n".join([lines[0], json.dumps(bad), *lines[2:]]) + "\n",
+                      encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^{trials}:2: task_score: expected a number"):
+        baseline_summary(trials)

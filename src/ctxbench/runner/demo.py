@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
+from ctxbench.core import InputError, atomic_write_json, atomic_write_text
 from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.runner.experiment import RunSummary, run_loaded, tokenizer_name
 from ctxbench.runner.reports import eceb_verdicts, run_preregistration
@@ -95,11 +95,12 @@ def baseline_summary(trials_path: Path, *, baseline: str = "full_permitted_conte
 
     Below :data:`LOW_BASELINE` the warning says that the comparisons are uninformative.
     """
+    from ctxbench.protocols.cef.records import iter_trials
+
     scores: dict[str, list[float]] = {}
-    for item in iter_jsonl(trials_path):
-        record = item.value
-        if record.get("condition") == baseline:
-            scores.setdefault(str(record["task_id"]), []).append(float(record["task_score"]))
+    for trial in iter_trials([trials_path], baseline=baseline):
+        if trial.condition == baseline:
+            scores.setdefault(trial.task_id, []).append(trial.task_score)
     flat = [score for values in scores.values() for score in values]
     if not flat:
         raise InputError(f"{trials_path}: expected trials of the baseline {baseline}, "
@@ -268,9 +269,11 @@ def _baseline_notes(trials_path: Path) -> list[str]:
     """Say plainly when the baseline failed, because every comparison depends on it."""
     if not trials_path.exists():
         return []
-    baseline = [item.value for item in iter_jsonl(trials_path)
-                if item.value.get("strategy") == "full_permitted_context"]
-    errors = Counter(str(r["error_type"]) for r in baseline if r["outcome"] == "error")
+    from ctxbench.protocols.cef.records import iter_trials
+
+    baseline = [t for t in iter_trials([trials_path], baseline="full_permitted_context")
+                if t.strategy == "full_permitted_context"]
+    errors = Counter(str(t.error_type) for t in baseline if t.failed)
     if not errors:
         return []
     kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items()))
