@@ -69,7 +69,10 @@ def _ctxbench_trials() -> list[dict[str, Any]]:
                                  "output_tokens": record["output_tokens"],
                                  "reasoning_tokens": record["reasoning_tokens"],
                                  "billed_cost_usd": record["billed_cost_usd"],
-                                 "latency_ms": 800.0, "provider_request_id": "req_1"}])
+                                 "latency_ms": 800.0, "provider_request_id": "req_1"}],
+                      selected_artifacts=[{"artifact_id": "a.md", "blake3": "c" * 64}],
+                      rendered_blake3="d" * 64,
+                      scorer_details={"method": "answer_terms", "matched": ["42"]})
     return records
 
 

@@ -132,6 +132,31 @@ def test_loopback_trials_match_the_asyncio_backend(tmp_path: Path, cluster: str)
     assert all_seeds == sorted(local_seeds * 2)
 
 
+def test_the_driver_compiles_no_context_and_writes_the_same_eceb_run(
+        tmp_path: Path, cluster: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The workers build every context; the driver writes the reports from the trial log
+    # alone, so it builds none, on the run and on a resume of the finished run.
+    from .test_reports_pure import Compilations, seed_spec
+
+    run_experiment(seed_spec(tmp_path / "local"))
+    count = Compilations(monkeypatch)
+    remote = run_experiment(seed_spec(tmp_path / "ray", _ray_table(cluster)))
+    assert remote.completed > 0 and "eceb-run.json" in remote.reports
+    again = run_experiment(seed_spec(tmp_path / "ray", _ray_table(cluster)), resume=True)
+    assert again.completed == 0 and again.skipped == remote.completed
+    assert count.total == count.in_reports == 0
+
+    def observations(out: Path) -> list[dict[str, Any]]:
+        # In the order the log recorded them, which differs between the backends.
+        doc = json.loads((out / "eceb-run.json").read_text(encoding="utf-8"))
+        return sorted(({k: v for k, v in o.items() if k != "latency_ms"}
+                       for o in doc["observations"]),
+                      key=lambda o: (o["task_id"], o["strategy"], o["budget"] or 0))
+
+    local = observations(tmp_path / "local" / "out")
+    assert local and observations(tmp_path / "ray" / "out") == local
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_rate_limit_is_one_for_the_whole_cluster(tmp_path: Path, cluster: str) -> None:

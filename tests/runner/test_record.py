@@ -31,8 +31,9 @@ def test_a_written_attempt_has_exactly_the_fields_the_reader_expects() -> None:
     assert read.latency_ms == 41.235 and read.provider_request_id == "req-1"
 
 
-# The two lines below were written by build_trial when it still returned a dict; the
-# typed record must write them byte for byte.
+# The two lines below were written by build_trial when it still returned a dict (the
+# members after ``attempts`` were added since, at the end); the typed record must write
+# them byte for byte.
 LINE_RETRIED = (
     '{"schema_version": "ctxbench.trial.v1", "workload": "hotpotqa", "workload_version": '
     '"v1", "task_id": "t1", "provider": "openai", "model": "gpt-x", "scorer": "f1", '
@@ -53,7 +54,11 @@ LINE_RETRIED = (
     '41.235, "provider_request_id": "req-1"}, {"attempt": 2, "outcome": "success", '
     '"error_type": null, "http_status": 200, "context_tokens": 1020, "output_tokens": 30, '
     '"reasoning_tokens": 7, "billed_cost_usd": 0.0024, "latency_ms": 812.346, '
-    '"provider_request_id": null}]}')
+    '"provider_request_id": null}], "selected_artifacts": [{"artifact_id": "doc-a", '
+    '"blake3": "' + "d" * 64 + '"}, {"artifact_id": "doc-b", "blake3": "' + "e" * 64 + '"}], '
+    '"rendered_blake3": "' + "f" * 64 + '", "scorer_details": {"method": "token_f1", '
+    '"matched": ["Paris"], "evidence_required": ["doc-a", "doc-c"], "evidence_found": '
+    '["doc-a"]}}')
 LINE_CRASHED = (
     '{"schema_version": "ctxbench.trial.v1", "workload": "hotpotqa", "workload_version": '
     '"v1", "task_id": "t2", "provider": "openai", "model": "gpt-x", "scorer": "f1", '
@@ -69,7 +74,9 @@ LINE_CRASHED = (
     '"condition_order": 0, "run_id": "run-1", "attempts": [{"attempt": 1, "outcome": '
     '"error", "error_type": "runner_error:ValueError", "http_status": null, '
     '"context_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0, "billed_cost_usd": 0.0, '
-    '"latency_ms": 0.0, "provider_request_id": null}]}')
+    '"latency_ms": 0.0, "provider_request_id": null}], "selected_artifacts": [], '
+    '"rendered_blake3": "' + "0" * 64 + '", "scorer_details": {"method": "token_f1", '
+    '"matched": [], "evidence_required": [], "evidence_found": []}}')
 IDENT = TrialIdentity("run-1", "hotpotqa", "v1", "openai", "gpt-x", "f1", "provider_response")
 
 
@@ -87,7 +94,12 @@ def _retried() -> TrialRecord:
                        context_sha256="b" * 64, context_commit_id="ctx_" + "a" * 16,
                        compile_ms=3.14159, attempts=attempts, answer="Paris", task_score=0.75,
                        evidence_recall=0.5, unsupported_claim_rate=0.25,
-                       cost=CostSource("pricing_snapshot", "pricing-2025-06-01"))
+                       cost=CostSource("pricing_snapshot", "pricing-2025-06-01"),
+                       selected_artifacts=(("doc-a", "d" * 64), ("doc-b", "e" * 64)),
+                       rendered_blake3="f" * 64,
+                       scorer_details={"method": "token_f1", "matched": ["Paris"],
+                                       "evidence_required": ["doc-a", "doc-c"],
+                                       "evidence_found": ["doc-a"]})
 
 
 def _crashed() -> TrialRecord:
@@ -98,7 +110,10 @@ def _crashed() -> TrialRecord:
                        condition_order=0, context_sha256="c" * 64, context_commit_id=None,
                        compile_ms=0.0, attempts=attempts, answer="", task_score=0.0,
                        evidence_recall=0.4, unsupported_claim_rate=0.0,
-                       cost=CostSource("zero_cost_fixture", "none"))
+                       cost=CostSource("zero_cost_fixture", "none"),
+                       selected_artifacts=(), rendered_blake3="0" * 64,
+                       scorer_details={"method": "token_f1", "matched": [],
+                                       "evidence_required": [], "evidence_found": []})
 
 
 def test_the_typed_record_writes_the_same_lines_as_before() -> None:

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
+from ctxbench.core import InputError, atomic_write_json, atomic_write_text
+from ctxbench.protocols.cef.prereg import Preregistration
 from ctxbench.runner.experiment import RunSummary, run_loaded, tokenizer_name
-from ctxbench.runner.reports import eceb_verdicts, write_prereg
+from ctxbench.runner.reports import eceb_verdicts, run_preregistration
 from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import ExperimentSpec, load_spec
 from ctxbench.runner.workload import Workload, load_workload
@@ -94,11 +95,12 @@ def baseline_summary(trials_path: Path, *, baseline: str = "full_permitted_conte
 
     Below :data:`LOW_BASELINE` the warning says that the comparisons are uninformative.
     """
+    from ctxbench.protocols.cef.records import iter_trials
+
     scores: dict[str, list[float]] = {}
-    for item in iter_jsonl(trials_path):
-        record = item.value
-        if record.get("condition") == baseline:
-            scores.setdefault(str(record["task_id"]), []).append(float(record["task_score"]))
+    for trial in iter_trials([trials_path], baseline=baseline):
+        if trial.condition == baseline:
+            scores.setdefault(trial.task_id, []).append(trial.task_score)
     flat = [score for values in scores.values() for score in values]
     if not flat:
         raise InputError(f"{trials_path}: expected trials of the baseline {baseline}, "
@@ -202,6 +204,8 @@ class DemoPlan:
     workload: Workload
     names: list[str]
     labels: tuple[str, ...]
+    prereg: Preregistration
+    """What ``demo-prereg.json`` declares; the run writes it there and analyzes it."""
 
 
 def plan_demo(out: Path, spec_name: str, spec_text: str, *, provider: str,
@@ -211,18 +215,17 @@ def plan_demo(out: Path, spec_name: str, spec_text: str, *, provider: str,
     spec = load_spec(spec_path)
     workload = load_workload(spec.workload)
     names = condition_names(spec, run_ladder(workload))
-    prereg_path = out / "demo-prereg.json"
-    if not prereg_path.exists():
-        # A synthetic workload (the handbook) shows the pipeline, not a product claim, so
-        # the preregistration says so before any trial is run.
-        write_prereg(prereg_path, baseline="full_permitted_context", conditions=names,
-                     claims=[n for n in names if n.startswith("compiled@")],
-                     replicates=replicates, seed=spec.seed,
-                     conformance_workloads=[workload.name] if workload.synthetic else [])
+    # A synthetic workload (the handbook) shows the pipeline, not a product claim, so
+    # the preregistration says so before any trial is run (the run writes it to
+    # demo-prereg.json, the file the spec names, and analyzes this model as given).
+    prereg = run_preregistration(
+        baseline="full_permitted_context", conditions=names,
+        claims=[n for n in names if n.startswith("compiled@")], replicates=replicates,
+        seed=spec.seed, conformance_workloads=[workload.name] if workload.synthetic else [])
     labels = () if provider != "fixture" else (
         f"conformance fixture: the embedded model was not available ({reason})" if reason
         else "conformance fixture: the fixture provider was requested",)
-    return DemoPlan(spec_path, resume, spec, workload, names, labels)
+    return DemoPlan(spec_path, resume, spec, workload, names, labels, prereg)
 
 
 def run_demo(output: str | Path, *, provider: str | None = None, replicates: int = 3,
@@ -247,7 +250,8 @@ def run_demo(output: str | Path, *, provider: str | None = None, replicates: int
         say(f"demo: replicates sample at temperature {DEMO_TEMPERATURE:g}, each trial with "
             "its own seed, so they measure how much the answers vary")
     summary = run_loaded(spec, resume=plan.resume, show_progress=show_progress,
-                         spec_arg=str(spec_path), labels=list(plan.labels))
+                         spec_arg=str(spec_path), labels=list(plan.labels),
+                         preregistration=plan.prereg)
     seed_conformance = tuple(_seed_conformance(out))
     # The spec names the run folder "run" under the demo folder; the pages name their
     # inputs as the user named the demo folder.
@@ -265,9 +269,11 @@ def _baseline_notes(trials_path: Path) -> list[str]:
     """Say plainly when the baseline failed, because every comparison depends on it."""
     if not trials_path.exists():
         return []
-    baseline = [item.value for item in iter_jsonl(trials_path)
-                if item.value.get("strategy") == "full_permitted_context"]
-    errors = Counter(str(r["error_type"]) for r in baseline if r["outcome"] == "error")
+    from ctxbench.protocols.cef.records import iter_trials
+
+    baseline = [t for t in iter_trials([trials_path], baseline="full_permitted_context")
+                if t.strategy == "full_permitted_context"]
+    errors = Counter(str(t.error_type) for t in baseline if t.failed)
     if not errors:
         return []
     kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items()))

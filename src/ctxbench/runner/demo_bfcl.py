@@ -109,7 +109,8 @@ def run_bfcl_demo(output: str | Path, *, provider: str | None = None, replicates
             f"trial; replicates sample at temperature {DEMO_TEMPERATURE:g}, each trial with "
             "its own seed")
     summary = run_loaded(spec, resume=plan.resume, show_progress=show_progress,
-                         spec_arg=str(spec_path), labels=list(plan.labels))
+                         spec_arg=str(spec_path), labels=list(plan.labels),
+                         preregistration=plan.prereg)
     pages = () if summary.interrupted else tuple(_html_pages(out / summary.output.name))
     trials = summary.output / "trials.jsonl"
     return DemoResult(summary=summary, provider=provider, fallback_reason=reason,

@@ -166,36 +166,71 @@ class TrialRunner:
         return ""
 
     def _scores(self, task: WorkTask, answer: str, context: BuiltContext
-                ) -> tuple[float, float, float]:
+                ) -> tuple[float, float, float, dict[str, str | list[str]]]:
+        """(task score, evidence recall, unsupported-claim rate, the scorer's details)."""
         fmt = self.contexts.workload.format
+        found = self._evidence_found(task, context)
+        recall = scorers.evidence_recall(task.required_evidence, found)
+        matched: list[str] = []
         if fmt == "bfcl":
             from ctxbench.workloads.bfcl import score_tool_answer
 
             # The answer is calls, not claims: the unsupported-claim rate does not apply.
-            return (score_tool_answer(task.source_task, answer),
-                    self._evidence(task, context), 0.0)
+            return (score_tool_answer(task.source_task, answer), recall, 0.0,
+                    self._details(task, "bfcl_checker", matched, found))
         if fmt == "longbench":
             from ctxbench.workloads.longbench import score_longbench
 
+            method = "longbench"
             score = score_longbench(task.source_task, answer)
         elif task.expect_abstention:
+            method = "abstention"
             score = 1.0 if scorers.is_abstention(answer) else 0.0
+            matched = ["abstained"] if score else []
         elif self.spec.task_scorer == "answer_terms":
+            method = "answer_terms"
             score = scorers.answer_terms_score(answer, task.answer_terms)
+            matched = [t for t in task.answer_terms if t.lower() in answer.lower()]
         elif self.spec.task_scorer == "exact_match":
+            method = "exact_match"
             score = scorers.exact_match(answer, task.answers)
+            matched = [a for a in task.answers if scorers.exact_match(answer, [a])]
         else:
+            method = "token_f1"
             score = scorers.token_f1(answer, task.answers)
-        return (score, self._evidence(task, context),
-                scorers.unsupported_claim_rate(answer, context.text))
+            best = max(task.answers, key=lambda a: scorers.token_f1(answer, [a]), default=None)
+            matched = [best] if best is not None and score > 0 else []
+        return (score, recall, scorers.unsupported_claim_rate(answer, context.text),
+                self._details(task, method, matched, found))
 
-    def _evidence(self, task: WorkTask, context: BuiltContext) -> float:
+    def _method(self, task: WorkTask) -> str:
+        """The scorer's method for a trial that got no answer to score."""
+        fmt = self.contexts.workload.format
+        if fmt in ("bfcl", "longbench"):
+            return "bfcl_checker" if fmt == "bfcl" else "longbench"
+        return "abstention" if task.expect_abstention else self.spec.task_scorer
+
+    @staticmethod
+    def _details(task: WorkTask, method: str, matched: list[str], found: list[str]
+                 ) -> dict[str, str | list[str]]:
+        """What the scorer computed beyond the score (the trial's ``scorer_details``)."""
+        return {"method": method, "matched": matched,
+                "evidence_required": list(task.required_evidence), "evidence_found": found}
+
+    def _evidence_found(self, task: WorkTask, context: BuiltContext) -> list[str]:
+        """The task's required evidence items that the context holds, in task order."""
         if self.contexts.workload.format in ("eceb", "bfcl"):
-            return scorers.evidence_recall(task.required_evidence,
-                                           (a for a, _ in context.selected))
+            selected = {a for a, _ in context.selected}
+            return [e for e in dict.fromkeys(task.required_evidence) if e in selected]
         present = scorers.normalize_answer(context.text)
-        found = [a for a in task.required_evidence if scorers.normalize_answer(a) in present]
-        return scorers.evidence_recall(task.required_evidence, found)
+        return [a for a in task.required_evidence if scorers.normalize_answer(a) in present]
+
+    def _unscored(self, task: WorkTask, context: BuiltContext
+                  ) -> tuple[float, dict[str, str | list[str]]]:
+        """Evidence recall and details of a trial without an answer to score."""
+        found = self._evidence_found(task, context)
+        return (scorers.evidence_recall(task.required_evidence, found),
+                self._details(task, self._method(task), [], found))
 
     async def run(self, planned: PlannedTrial, context: BuiltContext | None = None
                   ) -> TrialResult:
@@ -223,13 +258,17 @@ class TrialRunner:
             answer = await self._attempts(request, context.token_count +
                                           model.max_output_tokens, planned.key, attempts)
             success = attempts[-1].outcome == "success"
-            task_score, recall, unsupported = (self._scores(task, answer, context) if success
-                                               else (0.0, self._evidence(task, context), 0.0))
+            if success:
+                task_score, recall, unsupported, details = self._scores(task, answer, context)
+            else:
+                (recall, details), task_score, unsupported = self._unscored(task, context), \
+                    0.0, 0.0
             if success and self.judge is not None:
                 # The judge sees question, reference and answer only: never the condition,
                 # the budget or the context.
                 task_score = await self.judge.score(
                     task.query, task.answers or task.answer_terms, answer)
+                details = {**details, "judged_by": self.judge.name}
         except TrialAbandoned:
             if not attempts:
                 raise  # nothing was sent: not a result; the trial runs on resume
@@ -237,7 +276,7 @@ class TrialRunner:
             attempts.append(ProviderAttempt(len(attempts) + 1, "error", "coordinator_lost",
                                             None, TokenUsage(), 0, 0, 0.0, None, None))
             answer, task_score, unsupported = "", 0.0, 0.0
-            recall = self._evidence(task, context)
+            recall, details = self._unscored(task, context)
         except Exception as exc:
             # One trial's crash must not end the run. Attempts already made stay on the
             # bill; the crash is the trial's last attempt.
@@ -245,33 +284,37 @@ class TrialRunner:
                                             f"runner_error:{type(exc).__name__}", None,
                                             TokenUsage(), 0, 0, 0.0, None, None))
             answer, task_score, unsupported = "", 0.0, 0.0
-            recall = self._evidence(task, context)
-        record = build_trial(
-            ident=self.ident, task_id=task.task_id, condition=planned.condition,
-            strategy=planned.spec.strategy, budget=planned.budget,
-            replicate=planned.replicate, condition_order=planned.condition_order,
-            context_sha256=context.sha256, context_commit_id=context.commit_id,
-            compile_ms=context.compile_ms, attempts=attempts, answer=answer,
-            task_score=task_score, evidence_recall=recall,
-            unsupported_claim_rate=unsupported, cost=self.cost)
+            recall, details = self._unscored(task, context)
         # Once more over the whole record: any configured key (this provider's, the
         # judge's) echoed anywhere is gone before the line is written.
-        return TrialResult(record=self.redactor.json(record.to_json()), context=context,
-                           answer=answer)
+        record = self._record(planned, context, attempts, answer, task_score, recall,
+                              unsupported, details, commit_id=context.commit_id)
+        return TrialResult(record=self.redactor.json(record), context=context, answer=answer)
+
+    def _record(self, planned: PlannedTrial, context: BuiltContext,
+                attempts: list[ProviderAttempt], answer: str, task_score: float,
+                recall: float, unsupported: float, details: dict[str, str | list[str]], *,
+                commit_id: str | None) -> dict[str, Any]:
+        """The trial's line; the packet's selection and digest come from ``context``."""
+        return build_trial(
+            ident=self.ident, task_id=planned.task.task_id, condition=planned.condition,
+            strategy=planned.spec.strategy, budget=planned.budget,
+            replicate=planned.replicate, condition_order=planned.condition_order,
+            context_sha256=context.sha256, context_commit_id=commit_id,
+            compile_ms=context.compile_ms, attempts=attempts, answer=answer,
+            task_score=task_score, evidence_recall=recall,
+            unsupported_claim_rate=unsupported, cost=self.cost,
+            selected_artifacts=context.selected, rendered_blake3=context.rendered_blake3,
+            scorer_details=details).to_json()
 
     def _strategy_failed(self, planned: PlannedTrial, context: BuiltContext) -> TrialResult:
         """The strategy gave no usable packet: an error trial, and no request is sent."""
         failed = [ProviderAttempt(1, "error", context.failure, None, TokenUsage(), 0, 0, 0.0,
                                   None, None)]
-        record = build_trial(
-            ident=self.ident, task_id=planned.task.task_id, condition=planned.condition,
-            strategy=planned.spec.strategy, budget=planned.budget,
-            replicate=planned.replicate, condition_order=planned.condition_order,
-            context_sha256=context.sha256, context_commit_id=None,
-            compile_ms=context.compile_ms, attempts=failed, answer="", task_score=0.0,
-            evidence_recall=0.0, unsupported_claim_rate=0.0, cost=self.cost)
-        return TrialResult(record=self.redactor.json(record.to_json()), context=context,
-                           answer="")
+        details = self._details(planned.task, self._method(planned.task), [], [])
+        record = self._record(planned, context, failed, "", 0.0, 0.0, 0.0, details,
+                              commit_id=None)
+        return TrialResult(record=self.redactor.json(record), context=context, answer="")
 
     def lost(self, planned: PlannedTrial, context: BuiltContext, attempts: int
              ) -> TrialResult:
@@ -283,12 +326,7 @@ class TrialRunner:
         """
         lost = [ProviderAttempt(n, "error", "worker_lost", None, TokenUsage(), 0, 0, 0.0,
                                 None, None) for n in range(1, attempts + 1)]
-        record = build_trial(
-            ident=self.ident, task_id=planned.task.task_id, condition=planned.condition,
-            strategy=planned.spec.strategy, budget=planned.budget,
-            replicate=planned.replicate, condition_order=planned.condition_order,
-            context_sha256=context.sha256, context_commit_id=context.commit_id,
-            compile_ms=context.compile_ms, attempts=lost, answer="", task_score=0.0,
-            evidence_recall=self._evidence(planned.task, context),
-            unsupported_claim_rate=0.0, cost=self.cost)
-        return TrialResult(record=record.to_json(), context=context, answer="")
+        recall, details = self._unscored(planned.task, context)
+        record = self._record(planned, context, lost, "", 0.0, recall, 0.0, details,
+                              commit_id=context.commit_id)
+        return TrialResult(record=record, context=context, answer="")

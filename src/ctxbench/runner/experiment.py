@@ -30,6 +30,7 @@ from ctxbench.core import (
     load_json_document,
 )
 from ctxbench.protocols.cef.rules import condition_order_key
+from ctxbench.protocols.cef.trial_format import TrialLogPredates
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import PlannedTrial, TrialResult, TrialRunner
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
@@ -41,7 +42,7 @@ from ctxbench.runner.providers.base import Provider, get_provider
 from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.redact import MIN_SECRET_CHARS, Redactor
-from ctxbench.runner.reports import write_prereg, write_reports
+from ctxbench.runner.reports import run_preregistration_file, write_reports
 from ctxbench.runner.runlock import RunLock
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
 from ctxbench.runner.sequential import sequential_run
@@ -50,6 +51,7 @@ from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
 
 if TYPE_CHECKING:
+    from ctxbench.protocols.cef.prereg import Preregistration
     from ctxbench.runner.ray_backend import RayExecutor
 
 __all__ = ["RunStopped", "RunSummary", "run_experiment", "run_loaded"]
@@ -176,13 +178,19 @@ def run_experiment(spec_path: str | os.PathLike[str], *, resume: bool = False,
 def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: bool = False,
                provider_options: dict[str, Any] | None = None, spec_arg: str | None = None,
                labels: list[str] | None = None,
-               on_result: Callable[[TrialResult], None] | None = None) -> RunSummary:
+               on_result: Callable[[TrialResult], None] | None = None,
+               preregistration: Preregistration | None = None) -> RunSummary:
     """Run a loaded spec; raises InputError if the output already holds an unrelated run
     or another run is writing into it now (see :mod:`ctxbench.runner.runlock`).
 
     Ctrl-C at any point (start-up included) returns an ``interrupted`` summary with the
     resume command; an error after the first trial raises :class:`RunStopped`, whose
     message says that the finished trials are recorded and how to resume.
+
+    ``preregistration`` is the model of the preregistration file the spec names, built by
+    the caller (a demo): it is checked against that file (written when missing) and
+    analyzed as given. Without it the spec's file is read once, before any trial, or the
+    run declares its own (:func:`~ctxbench.runner.reports.run_preregistration_file`).
     """
     run_id = f"{spec.name}-{spec.digest[:12] or blake3_hex(spec.name.encode())[:12]}"
     resume_command = f"ctxbench run {shlex.quote(spec_arg or str(spec.path))} --resume"
@@ -193,7 +201,8 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
         with RunLock(spec.output):
             return _run(spec, run_id=run_id, resume_command=resume_command, resume=resume,
                         show_progress=show_progress, provider_options=provider_options or {},
-                        labels=list(labels or []), on_result=on_result, counted=counted)
+                        labels=list(labels or []), on_result=on_result, counted=counted,
+                        preregistration=preregistration)
     except KeyboardInterrupt:
         return RunSummary(output=spec.output, run_id=run_id, planned=0, completed=counted[0],
                           skipped=0, interrupted=True, resume_command=resume_command,
@@ -211,7 +220,10 @@ def _stopped(exc: BaseException, *, trials: Path, resume_command: str,
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     elif not isinstance(exc, CtxbenchError):
         text = f"unexpected {type(exc).__name__}: {text}"
-    if isinstance(exc, IntegrityError):
+    if isinstance(exc, TrialLogPredates):
+        advice = (f"the trials recorded in {trials} predate what this ctxbench records; "
+                  "run again into another output directory")
+    elif isinstance(exc, IntegrityError):
         # Recorded trials that this corpus or compiler no longer reproduces: resuming
         # would stop here again.
         advice = (f"the trials recorded in {trials} do not match this corpus and compiler; "
@@ -224,7 +236,8 @@ def _stopped(exc: BaseException, *, trials: Path, resume_command: str,
 
 def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool,
          show_progress: bool, provider_options: dict[str, Any], labels: list[str],
-         on_result: Callable[[TrialResult], None] | None, counted: list[int]) -> RunSummary:
+         on_result: Callable[[TrialResult], None] | None, counted: list[int],
+         preregistration: Preregistration | None) -> RunSummary:
     out = spec.output
     trials_path, manifest_path = out / "trials.jsonl", out / "manifest.json"
     if not resume and trials_path.exists() and trials_path.stat().st_size > 0:
@@ -269,14 +282,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                 judge=None if judge is None else {
                     "provider": judge.provider.name, "model": judge.provider.model,
                     "rubric_blake3": judge.rubric_blake3, "scorer": judge.name}))
-        prereg_path = out / "cef-prereg.json"
-        if spec.preregistration is None and not prereg_path.exists():
-            baseline = next(c.name for c in spec.conditions
-                            if c.strategy == "full_permitted_context")
-            # A synthetic seed is declared before any trial, so it can never headline.
-            write_prereg(prereg_path, baseline=baseline, conditions=conditions,
-                         replicates=spec.replicates, seed=spec.seed,
-                         conformance_workloads=[workload.name] if workload.synthetic else None)
+        prereg_path, prereg = run_preregistration_file(spec, workload, conditions,
+                                                       preregistration)
         ident = TrialIdentity(run_id=run_id, workload=workload.name,
                               workload_version=workload.version, provider=provider.name,
                               model=provider.model,
@@ -337,9 +344,11 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         if outcome.interrupted:
             return summary
         try:
-            reports, verdicts = write_reports(spec=spec, workload=workload, contexts=contexts,
+            reports, verdicts = write_reports(spec=spec, workload=workload,
+                                              tokenizer=contexts.tokenizer.id,
                                               run_id=run_id, snapshot=snapshot,
-                                              trials_path=trials_path, labels=all_labels,
+                                              trials_path=trials_path, prereg=prereg,
+                                              prereg_path=prereg_path, labels=all_labels,
                                               judge=judge)
         except Exception as exc:
             raise _stopped(exc, trials=trials_path, resume_command=resume_command,

@@ -1,7 +1,9 @@
 """Assemble one ``ctxbench.trial.v1`` record from its attempts, context and scores.
 
 :func:`build_trial` returns a frozen :class:`TrialRecord`; its ``to_json()`` is the line
-the trial log writes (the reader's side is :mod:`ctxbench.protocols.cef.records`).
+the trial log writes, its members exactly and in the order of the format's one field
+table, :data:`ctxbench.protocols.cef.trial_format.TRIAL_FIELDS` (the reader's side is
+:mod:`ctxbench.protocols.cef.records`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, ClassVar
 
 from ctxbench.core import TokenUsage, micro_to_usd, sha256_hex
 from ctxbench.protocols.cef.rules import CTXBENCH_SCHEMA
+from ctxbench.protocols.cef.trial_format import TRIAL_FIELDS
 
 __all__ = ["CostSource", "ProviderAttempt", "TrialIdentity", "TrialRecord", "build_trial"]
 
@@ -112,58 +115,45 @@ class TrialRecord:
     condition_order: int
     run_id: str
     attempts: tuple[ProviderAttempt, ...]
+    selected_artifacts: tuple[tuple[str, str], ...]
+    """(artifact id, source BLAKE3) of each artifact of the packet, in packet order."""
+    rendered_blake3: str
+    scorer_details: Mapping[str, str | list[str]]
 
     SCHEMA_VERSION: ClassVar[str] = CTXBENCH_SCHEMA
 
     def to_json(self) -> dict[str, Any]:
-        """The record's JSON object, members in the order every trial log has them."""
-        return {
+        """The record's JSON object: every member of ``TRIAL_FIELDS``, in its order."""
+        encoded: dict[str, Any] = {
             "schema_version": self.SCHEMA_VERSION,
-            "workload": self.workload,
-            "workload_version": self.workload_version,
-            "task_id": self.task_id,
-            "provider": self.provider,
-            "model": self.model,
-            "scorer": self.scorer,
-            "provider_request_id": self.provider_request_id,
-            "usage_source": self.usage_source,
-            "cost_source": self.cost_source,
-            "cost_source_reference": self.cost_source_reference,
-            "outcome": self.outcome,
-            "error_type": self.error_type,
-            "context_sha256": self.context_sha256,
-            "response_text": self.response_text,
-            "response_sha256": self.response_sha256,
-            "replicate": self.replicate,
-            "condition": self.condition,
-            "task_score": self.task_score,
-            "evidence_recall": self.evidence_recall,
-            "unsupported_claim_rate": self.unsupported_claim_rate,
-            "context_tokens": self.context_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-            "output_tokens": self.output_tokens,
             "billed_cost_usd": micro_to_usd(self.billed_cost_micro),
             "latency_ms": round(self.latency_ms, 3),
-            "context_commit_id": self.context_commit_id,
-            "cached_input_tokens": self.cached_input_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
             "provider_usage": (None if self.provider_usage is None
                                else dict(self.provider_usage)),
             "compile_ms": round(self.compile_ms, 3),
-            "strategy": self.strategy,
-            "budget": self.budget,
-            "condition_order": self.condition_order,
-            "run_id": self.run_id,
             "attempts": [a.as_dict() for a in self.attempts],
+            "selected_artifacts": [{"artifact_id": a, "blake3": d}
+                                   for a, d in self.selected_artifacts],
+            "scorer_details": {k: v if isinstance(v, str) else list(v)
+                               for k, v in self.scorer_details.items()},
         }
+        return {name: encoded[name] if name in encoded else getattr(self, name)
+                for name in TRIAL_FIELDS}
 
 
 def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy: str,
                 budget: int | None, replicate: int, condition_order: int, context_sha256: str,
                 context_commit_id: str | None, compile_ms: float, attempts: list[ProviderAttempt],
                 answer: str | None, task_score: float, evidence_recall: float,
-                unsupported_claim_rate: float, cost: CostSource) -> TrialRecord:
-    """The record; usage and cost are sums over every attempt (retries stay billed)."""
+                unsupported_claim_rate: float, cost: CostSource,
+                selected_artifacts: tuple[tuple[str, str], ...], rendered_blake3: str,
+                scorer_details: Mapping[str, str | list[str]]) -> TrialRecord:
+    """The record; usage and cost are sums over every attempt (retries stay billed).
+
+    ``selected_artifacts`` and ``rendered_blake3`` are the packet's (what the reports
+    read instead of rebuilding it); ``scorer_details`` what the scorer computed beyond
+    the score.
+    """
     last = attempts[-1]
     usage = sum((a.usage for a in attempts), TokenUsage())
     cost_micro = sum(a.cost_micro for a in attempts)
@@ -197,4 +187,6 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
         context_commit_id=context_commit_id, cached_input_tokens=usage.cached_input,
         cache_write_tokens=usage.cache_write, provider_usage=last.raw_usage,
         compile_ms=compile_ms, strategy=strategy, budget=budget,
-        condition_order=condition_order, run_id=ident.run_id, attempts=tuple(attempts))
+        condition_order=condition_order, run_id=ident.run_id, attempts=tuple(attempts),
+        selected_artifacts=selected_artifacts, rendered_blake3=rendered_blake3,
+        scorer_details=scorer_details)

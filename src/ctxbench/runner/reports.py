@@ -1,7 +1,11 @@
 """Hand a finished run to the analyzers: CEF always, ECEB for ECEB workloads.
 
 The reports are written by the same library functions as ``ctxbench cef analyze`` and
-``ctxbench eceb evaluate``. Without a preregistration in the spec, one naming
+``ctxbench eceb evaluate``, and are a function of the trial log, the preregistration and
+the corpus digests only: the trial log is read once, typed, and no context is rebuilt
+(each trial line carries its packet's selected artifacts and digest).
+
+Without a preregistration in the spec, one naming
 ``full_permitted_context`` as the baseline and the run's condition matrix is written to
 ``cef-prereg.json`` when the run starts, before any trial, and used here unchanged.
 """
@@ -13,8 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxbench.core import CtxbenchError, atomic_write_json, atomic_write_text, blake3_hex
-from ctxbench.runner.contexts import ContextBuilder
+from ctxbench.core import (
+    CtxbenchError,
+    InputError,
+    atomic_write_json,
+    atomic_write_text,
+    blake3_hex,
+)
 from ctxbench.runner.eceb_run import build_eceb_run, system_key
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
@@ -23,9 +32,12 @@ from ctxbench.runner.workload import Workload
 
 if TYPE_CHECKING:
     from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.cef.prereg import Preregistration
+    from ctxbench.protocols.cef.records import Trial
     from ctxbench.protocols.eceb.model import Report as EcebReport
 
-__all__ = ["SCORER_RUBRIC", "cef_verdicts", "eceb_verdicts", "write_prereg", "write_reports"]
+__all__ = ["SCORER_RUBRIC", "cef_verdicts", "declare_preregistration", "eceb_verdicts",
+           "run_preregistration", "run_preregistration_file", "write_reports"]
 
 SCORER_RUBRIC = (
     "deterministic scorer ctxbench.runner.scorers: quality = share of the task's required "
@@ -34,25 +46,59 @@ SCORER_RUBRIC = (
     "the condition name or budget.")
 
 
-def write_prereg(path: Path, *, baseline: str, conditions: list[str], replicates: int,
-                 seed: int, claims: list[str] | None = None,
-                 conformance_workloads: list[str] | None = None) -> None:
-    """A CEF preregistration naming the full-permitted-context baseline (written pre-run).
+def run_preregistration(*, baseline: str, conditions: list[str], replicates: int,
+                        seed: int, claims: list[str] | None = None,
+                        conformance_workloads: list[str] | None = None) -> Preregistration:
+    """The CEF preregistration a run declares before its first trial (a model: the run
+    writes it with :func:`~ctxbench.protocols.cef.prereg.write_preregistration` and hands
+    it to the analysis in memory).
 
-    ``claims`` and ``conformance_workloads`` are written only when given.
+    Every other setting is the protocol's default; ``source`` is "file", since the run
+    writes it to its preregistration file before any trial.
     """
-    prereg: dict[str, Any] = {
-        "schema_version": "ctxbench.cef-prereg.v1",
-        "protocol_version": "entroly-cef-1",
-        "baseline": baseline,
-        "conditions": conditions,
-    }
-    if claims is not None:
-        prereg["claims"] = claims
-    prereg.update(replicates=replicates, seed=seed)
-    if conformance_workloads is not None:
-        prereg["conformance_workloads"] = conformance_workloads
-    atomic_write_json(path, prereg)
+    from ctxbench.protocols.cef.prereg import Preregistration
+
+    return Preregistration(
+        baseline=baseline, conditions=tuple(conditions),
+        claims=None if claims is None else tuple(claims), replicates=replicates, seed=seed,
+        conformance_workloads=tuple(conformance_workloads or ()), source="file")
+
+
+def declare_preregistration(path: Path, prereg: Preregistration) -> Preregistration:
+    """Write ``prereg`` to ``path`` before the first trial; on a resumed run the file is
+    already there and must hold this same preregistration (else a located error)."""
+    from ctxbench.protocols.cef.prereg import load_preregistration, write_preregistration
+
+    if not path.exists():
+        write_preregistration(path, prereg)
+        return prereg
+    written = load_preregistration(path)
+    if written != prereg:
+        raise InputError(f"{path}: expected the preregistration this run declares "
+                         f"(digest {prereg.digest()}), got another one (digest "
+                         f"{written.digest()}); a preregistration is never changed after "
+                         "trials ran: run again into another output directory")
+    return written
+
+
+def run_preregistration_file(spec: ExperimentSpec, workload: Workload, conditions: list[str],
+                             given: Preregistration | None) -> tuple[Path, Preregistration]:
+    """The run's preregistration file and model, settled before the first trial: the
+    spec's file (checked against ``given`` when a caller built it, else read once), or
+    the run's own, declared in ``cef-prereg.json``."""
+    if spec.preregistration is not None:
+        if given is not None:
+            return spec.preregistration, declare_preregistration(spec.preregistration, given)
+        from ctxbench.protocols.cef.prereg import load_preregistration
+
+        return spec.preregistration, load_preregistration(spec.preregistration)
+    baseline = next(c.name for c in spec.conditions if c.strategy == "full_permitted_context")
+    # A synthetic seed is declared before any trial, so it can never headline.
+    declared = given or run_preregistration(
+        baseline=baseline, conditions=conditions, replicates=spec.replicates, seed=spec.seed,
+        conformance_workloads=[workload.name] if workload.synthetic else None)
+    path = spec.output / "cef-prereg.json"
+    return path, declare_preregistration(path, declared)
 
 
 def cef_verdicts(report: CefReport) -> list[str]:
@@ -90,31 +136,40 @@ def eceb_verdicts(report: EcebReport, ran: Collection[str] | None = None, *,
     return lines
 
 
-def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder,
+def write_reports(*, spec: ExperimentSpec, workload: Workload, tokenizer: str,
                   run_id: str, snapshot: PricingSnapshot | None, trials_path: Path,
-                  labels: list[str], judge: Judge | None = None
-                  ) -> tuple[dict[str, Path], list[str]]:
-    """Write every report of a finished run; return their paths and the verdict lines."""
+                  prereg: Preregistration, prereg_path: Path, labels: list[str],
+                  judge: Judge | None = None) -> tuple[dict[str, Path], list[str]]:
+    """Write every report of a finished run; return their paths and the verdict lines.
+
+    ``tokenizer`` is the run's budget tokenizer id (ECEB's run file names it);
+    ``prereg`` the run's preregistration, in memory, and ``prereg_path`` the file it is
+    in (named, with its digest, in the CEF report).
+    """
     from ctxbench.core.atomic import path_from
-    from ctxbench.protocols.cef.api import analyze_files, load_settings
+    from ctxbench.protocols.cef.api import analyze_files
     from ctxbench.runner.commands import cef_analyze_command
 
     out = trials_path.parent
-    prereg = spec.preregistration or out / "cef-prereg.json"
     paths = {"cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
-    command = cef_analyze_command([path_from(out, trials_path)], path_from(out, prereg),
-                                  load_settings(prereg), output="cef-report.json")
-    cef_report = analyze_files([trials_path], prereg, command=command,
+    command = cef_analyze_command([path_from(out, trials_path)], path_from(out, prereg_path),
+                                  prereg, output="cef-report.json")
+    cef_report = analyze_files([trials_path], prereg_path, preregistration=prereg,
+                               command=command,
                                output=paths["cef-report.json"])
-    _write_pair(paths["cef-report.json"], paths["cef-report.md"],
-                _noted(cef_report.to_json(), labels))
+    if labels:
+        cef_report = replace(cef_report, notes=tuple(labels))
+    _write_pair(paths["cef-report.json"], paths["cef-report.md"], cef_report)
     verdicts = cef_verdicts(cef_report)
     if workload.format == "bfcl":  # every schema a public artifact (bfcl_registry)
         workload, note = _bfcl_registry(spec, workload, out)
         verdicts.extend(note)
     if workload.format == "eceb" or workload.benchmark is not None:
-        eceb_paths, eceb_lines = _eceb(spec, workload, contexts, run_id, snapshot,
-                                       trials_path, labels, judge)
+        from ctxbench.protocols.cef.records import read_trials
+
+        trials = read_trials([trials_path], baseline=prereg.baseline)
+        eceb_paths, eceb_lines = _eceb(spec, workload, tokenizer, run_id, snapshot,
+                                       trials, trials_path, labels, judge)
         paths.update(eceb_paths)
         verdicts.extend(eceb_lines)
         # Each plugin strategy, and each external or module:attr condition (by its
@@ -123,8 +178,8 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, contexts: Context
             if strategy in ("full_permitted_context", "naive_top_k", "compiled"):
                 continue
             try:
-                more, lines = _eceb(spec, workload, contexts, run_id, snapshot, trials_path,
-                                    labels, judge, evaluated=strategy)
+                more, lines = _eceb(spec, workload, tokenizer, run_id, snapshot, trials,
+                                    trials_path, labels, judge, evaluated=strategy)
             except CtxbenchError as exc:
                 verdicts.append(f"ECEB {strategy}: not evaluated: {str(exc)[:300]}")
                 continue
@@ -145,22 +200,28 @@ def _bfcl_registry(spec: ExperimentSpec, workload: Workload, out: Path
                                   repetitions=spec.replicates), []
 
 
-def _noted(report: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    """The report with the run's notes in its top-level ``notes`` (none: left out)."""
-    return {**report, "notes": list(notes)} if notes else report
+def _write_pair(json_path: Path, md_path: Path, report: CefReport | EcebReport) -> None:
+    """The report's JSON and its Markdown, both from the one typed report (its notes, the
+    run's labels, quoted first), so the ``.md`` never says more than the ``.json``."""
+    from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.render.markdown import with_notes
+
+    data = report.to_json()
+    atomic_write_json(json_path, data)
+    if isinstance(report, CefReport):
+        from ctxbench.render.cef import render_markdown as cef_markdown
+
+        body = cef_markdown(report)
+    else:
+        from ctxbench.render.eceb import render_markdown as eceb_markdown
+
+        body = eceb_markdown(report)
+    atomic_write_text(md_path, with_notes(data, body))
 
 
-def _write_pair(json_path: Path, md_path: Path, report: dict[str, Any]) -> None:
-    """The report and its Markdown, rendered from that same JSON (notes included)."""
-    from ctxbench.render.markdown import render_markdown
-
-    atomic_write_json(json_path, report)
-    atomic_write_text(md_path, render_markdown(report, where=str(json_path)))
-
-
-def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, run_id: str,
-          snapshot: PricingSnapshot | None, trials_path: Path, labels: list[str],
-          judge_used: Judge | None, evaluated: str = "compiled",
+def _eceb(spec: ExperimentSpec, workload: Workload, tokenizer: str, run_id: str,
+          snapshot: PricingSnapshot | None, trials: list[Trial], trials_path: Path,
+          labels: list[str], judge_used: Judge | None, evaluated: str = "compiled",
           ) -> tuple[dict[str, Path], list[str]]:
     """ECEB run and report; for a plugin strategy (``evaluated``) under ``eceb-NAME/``."""
     from ctxbench.protocols.eceb import evaluate, parse_run, verify_corpus
@@ -185,10 +246,11 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
         pricing = {"source": "zero_cost_fixture" if fixture else "self_hosted_no_api_fee",
                    "date": manifest_date}
     claim_class = "conformance_seed" if fixture else workload.benchmark.claim_class
-    document, omitted = build_eceb_run(trials_path=trials_path, spec=spec, workload=workload,
-                              contexts=contexts, run_id=run_id, claim_class=claim_class,
-                              judge=judge, pricing_identity=pricing, pricing=snapshot,
-                              evaluated=evaluated)
+    document, omitted = build_eceb_run(trials=trials, spec=spec, workload=workload,
+                                       tokenizer=tokenizer, run_id=run_id,
+                                       claim_class=claim_class, judge=judge,
+                                       pricing_identity=pricing, pricing=snapshot,
+                                       evaluated=evaluated)
     run_path = out / "eceb-run.json"
     run = parse_run(document, path=str(run_path))  # validated, then written from the record
     atomic_write_json(run_path, run.to_json())
@@ -206,7 +268,7 @@ def _eceb(spec: ExperimentSpec, workload: Workload, contexts: ContextBuilder, ru
                      "their groups fail the repetitions gate; they remain in trials.jsonl and "
                      "count as failures in the CEF report")
     report = replace(report, notes=tuple(notes))
-    _write_pair(out / "eceb-report.json", out / "eceb-report.md", report.to_json())
+    _write_pair(out / "eceb-report.json", out / "eceb-report.md", report)
     lines = (eceb_verdicts(report, {c.strategy for c in spec.conditions})
              if evaluated == "compiled"
              else eceb_verdicts(report, {"compiled"}, shown_as={"compiled": evaluated}))

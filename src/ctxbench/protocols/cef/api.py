@@ -75,8 +75,14 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
                   prereg_path: str | os.PathLike[str] | None = None,
                   overrides: Mapping[str, Any] | None = None, *,
                   command: Sequence[str] | None = None,
-                  output: str | os.PathLike[str] | None = None) -> CefReport:
+                  output: str | os.PathLike[str] | None = None,
+                  preregistration: Preregistration | None = None) -> CefReport:
     """Analyze trial JSONL files; return the report model as its JSON holds it (rounded).
+
+    ``preregistration`` is the preregistration model itself, already in memory (a run
+    builds it before its first trial): it is used as given, not read back, and
+    ``prereg_path`` then only names the file it was written to (recorded with its
+    digest); ``overrides`` may not be given with it.
 
     ``overrides`` (bootstrap_samples, seed, quality_tolerance, confidence_level,
     resampling_unit) apply only without a preregistration. ``command`` is the argv that
@@ -86,7 +92,11 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
     """
     if not trial_paths:
         raise ValueError("trial_paths: expected at least one file")
-    prereg = load_settings(prereg_path, overrides)
+    if preregistration is not None and (overrides or prereg_path is None):
+        raise ValueError("preregistration: expected the file it is in as prereg_path, and "
+                         "no overrides")
+    prereg = (preregistration if preregistration is not None
+              else load_settings(prereg_path, overrides))
     table = read_table(trial_paths, baseline=prereg.baseline)
     # Paths as the report records them: relative to its folder (the current directory
     # when it goes to stdout), so the report can move and its command runs from there.

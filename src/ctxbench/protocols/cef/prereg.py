@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ctxbench.core.atomic import atomic_write_json
 from ctxbench.core.digests import blake3_json
 from ctxbench.core.errors import InputError, PointerError, describe_value, pointer_join
 from ctxbench.core.fields import Fields
@@ -39,7 +40,9 @@ __all__ = [
     "default_preregistration",
     "load_preregistration",
     "parse_preregistration",
+    "preregistration_document",
     "with_overrides",
+    "write_preregistration",
 ]
 
 PREREG_SCHEMA = "ctxbench.cef-prereg.v1"
@@ -164,6 +167,26 @@ class Preregistration:
     def digest(self) -> str:
         """BLAKE3 of the RFC 8785 JSON of :meth:`normalized`."""
         return blake3_json(self.normalized())
+
+
+def preregistration_document(prereg: Preregistration) -> dict[str, Any]:
+    """The document a preregistration file holds: :meth:`Preregistration.normalized`,
+    every setting spelled out, without the members that are unset (null).
+
+    :func:`parse_preregistration` reads it back to an equal model (``source`` "file"),
+    so its digest is the model's.
+    """
+    out = {k: v for k, v in prereg.normalized().items() if v is not None}
+    out["exclusions"] = [{k: v for k, v in e.items() if v is not None}
+                         for e in out["exclusions"]]
+    return out
+
+
+def write_preregistration(path: str | os.PathLike[str], prereg: Preregistration) -> None:
+    """Write ``prereg`` as a ``.json`` preregistration file, atomically."""
+    if Path(path).suffix.lower() != ".json":
+        raise ValueError(f"{path}: expected a .json path for a preregistration")
+    atomic_write_json(Path(path), preregistration_document(prereg))
 
 
 def default_preregistration() -> Preregistration:

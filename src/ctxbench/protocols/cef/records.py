@@ -5,8 +5,11 @@ Two formats are accepted, told apart by ``schema_version``:
 * ``entroly.context-efficiency-trial.v1``: exactly the 27 required fields of Entroly's
   schema (``additionalProperties: false``), so existing trial files load unchanged;
 * ``ctxbench.trial.v1``: the same 27 fields and rules, any condition slug, plus optional
-  token breakdown, raw provider usage, ``compile_ms``, strategy/budget, run bookkeeping
-  and per-attempt records.
+  token breakdown, raw provider usage, ``compile_ms``, strategy/budget, run bookkeeping,
+  per-attempt records and what every report needs (selected artifacts with digests, the
+  packet's rendered BLAKE3, the scorer's details); its members are listed once, in
+  :data:`ctxbench.protocols.cef.trial_format.TRIAL_FIELDS`, and :class:`Trial` has
+  exactly those attributes.
 
 Beyond the JSON Schema, both formats are held to the measurement contract: usage_source
 must agree with outcome, a Context Commit ID is ``ctx_`` plus at least 16 lowercase hex
@@ -39,6 +42,11 @@ from ctxbench.protocols.cef.rules import (
     attempt_records,
     check_record,
 )
+from ctxbench.protocols.cef.trial_format import (
+    TRIAL_FIELDS,
+    SelectedArtifact,
+    predates_error,
+)
 
 __all__ = [
     "COMMIT_ID",
@@ -51,6 +59,7 @@ __all__ = [
     "REQUIRED_FIELDS",
     "USAGE_SOURCES",
     "AttemptRecord",
+    "SelectedArtifact",
     "Trial",
     "check_trial",
     "iter_trials",
@@ -102,6 +111,9 @@ class Trial:
     condition_order: int | None = None
     run_id: str | None = None
     attempts: tuple[AttemptRecord, ...] | None = None
+    selected_artifacts: tuple[SelectedArtifact, ...] | None = None
+    rendered_blake3: str | None = None
+    scorer_details: dict[str, str | list[str]] | None = None
     path: str = ""
     line: int = 0
 
@@ -109,6 +121,15 @@ class Trial:
     def failed(self) -> bool:
         """True when the trial is a failure (outcome ``error``)."""
         return self.outcome == "error"
+
+    def packet(self, what: str) -> tuple[tuple[SelectedArtifact, ...], str]:
+        """(selected artifacts, rendered BLAKE3) as recorded; a located error naming
+        ``what`` needs them when the line predates those members."""
+        for member in ("selected_artifacts", "rendered_blake3"):
+            if getattr(self, member) is None:
+                raise predates_error(self.path, self.line, member, what)
+        assert self.selected_artifacts is not None and self.rendered_blake3 is not None
+        return self.selected_artifacts, self.rendered_blake3
 
     @property
     def stratum(self) -> tuple[str, str, str, str, str]:
@@ -132,22 +153,23 @@ def check_trial(obj: dict[str, Any], *, path: str, line: int, baseline: str = "r
         raise errors[0]
 
 
+_FLOATS = ("task_score", "evidence_recall", "unsupported_claim_rate", "billed_cost_usd",
+           "latency_ms")
+
+
 def _trial(v: dict[str, Any], path: str, line: int) -> Trial:
-    get = v.get
-    compile_ms = get("compile_ms")
-    return Trial(
-        v["schema_version"], v["workload"], v["workload_version"], v["task_id"],
-        v["provider"], v["model"], v["scorer"], v["provider_request_id"],
-        v["usage_source"], v["cost_source"], v["cost_source_reference"], v["outcome"],
-        v["error_type"], v["context_sha256"], v["response_text"], v["response_sha256"],
-        v["replicate"], v["condition"], float(v["task_score"]), float(v["evidence_recall"]),
-        float(v["unsupported_claim_rate"]), v["context_tokens"], v["reasoning_tokens"],
-        v["output_tokens"], float(v["billed_cost_usd"]), float(v["latency_ms"]),
-        v["context_commit_id"], get("cached_input_tokens"), get("cache_write_tokens"),
-        get("provider_usage"), None if compile_ms is None else float(compile_ms),
-        get("strategy"), get("budget"), get("condition_order"), get("run_id"),
-        attempt_records(v), path=path, line=line,
-    )
+    # A validated record: every required member is present; absent optional ones are None.
+    values: dict[str, Any] = {name: v.get(name) for name in TRIAL_FIELDS}
+    for name in _FLOATS:
+        values[name] = float(values[name])
+    if values["compile_ms"] is not None:
+        values["compile_ms"] = float(values["compile_ms"])
+    values["attempts"] = attempt_records(v)
+    selected = values["selected_artifacts"]
+    if selected is not None:
+        values["selected_artifacts"] = tuple(
+            SelectedArtifact(item["artifact_id"], item["blake3"]) for item in selected)
+    return Trial(**values, path=path, line=line)
 
 
 def parse_trial(obj: dict[str, Any], *, path: str, line: int, baseline: str = "raw") -> Trial:

@@ -37,6 +37,7 @@ from ctxbench.core.ruletable import (
     pattern_rule,
     string_rule,
 )
+from ctxbench.protocols.cef.trial_format import OPTIONAL_FIELDS, RECORD_RULES, REQUIRED_FIELDS
 
 __all__ = [
     "ATTEMPT_FIELDS",
@@ -114,18 +115,6 @@ def condition_order_key(condition: str) -> tuple[str, int, str]:
     return (match.group(1), int(match.group(2)), condition)
 
 
-REQUIRED_FIELDS = (
-    "schema_version", "workload", "workload_version", "task_id", "provider", "model",
-    "scorer", "provider_request_id", "usage_source", "cost_source", "cost_source_reference",
-    "outcome", "error_type", "context_sha256", "response_text", "response_sha256",
-    "replicate", "condition", "task_score", "evidence_recall", "unsupported_claim_rate",
-    "context_tokens", "reasoning_tokens", "output_tokens", "billed_cost_usd", "latency_ms",
-    "context_commit_id",
-)
-OPTIONAL_FIELDS = (
-    "cached_input_tokens", "cache_write_tokens", "provider_usage", "compile_ms", "strategy",
-    "budget", "condition_order", "run_id", "attempts",
-)
 _ALLOWED = {
     ENTROLY_SCHEMA: frozenset(REQUIRED_FIELDS),
     CTXBENCH_SCHEMA: frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS),
@@ -193,6 +182,7 @@ _OPTIONAL: tuple[Rule, ...] = (
     integer_rule("condition_order", 0, required=False),
     string_rule("run_id", required=False),
     container_rule("attempts", "array"),
+    *RECORD_RULES,
 )
 #: Every field rule of each format, in the order errors are reported.
 FIELD_RULES: dict[str, tuple[Rule, ...]] = {
