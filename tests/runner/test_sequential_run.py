@@ -15,8 +15,8 @@ import pytest
 
 from ctxbench.core import InputError, iter_jsonl
 from ctxbench.runner.experiment import run_experiment
-from ctxbench.testing.loopback import LoopbackServer
 from ctxbench.schemas import validator
+from ctxbench.testing.loopback import LoopbackServer
 
 _NAMES = ["Alice", "Bruno", "Chen", "Dara", "Emil", "Farah", "Goran", "Hana", "Ivo", "Jana"]
 _PREREG = ('protocol_version = "entroly-cef-1"\nbaseline = "full_permitted_context"\n'

@@ -14,8 +14,8 @@ from ctxbench.core.errors import InputError
 from ctxbench.protocols.cef.api import read_table
 from ctxbench.protocols.cef.prereg import parse_preregistration
 from ctxbench.protocols.cef.sequential import analyze_sequential
-from ctxbench.testing.cef_trials import base_record
 from ctxbench.schemas import validator
+from ctxbench.testing.cef_trials import base_record
 
 _SEQ = {"every": 60, "max_tasks": 300, "method": "obrien_fleming", "futility": True}
 
