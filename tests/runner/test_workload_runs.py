@@ -45,7 +45,7 @@ def test_bfcl_slice_runs_end_to_end_with_cef_and_eceb_reports(tmp_path: Path) ->
     assert sorted(p.name for p in out.iterdir()) == [
         "bfcl-registry", "cef-prereg.json", "cef-report.json", "cef-report.md",
         "eceb-report.json", "eceb-report.md", "eceb-run.json", "manifest.json",
-        "trials.jsonl"]
+        "packets", "trials.jsonl"]
     records = _trials(out / "trials.jsonl")
     check = validator("ctxbench.trial.v1")
     assert all(not list(check.iter_errors(r)) for r in records)

@@ -251,7 +251,7 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
     workload = load_workload(spec.workload)
     plan = plan_trials(spec, workload)
     # A preregistered sequential design orders the tasks and runs them look by look.
-    seq = sequential_run(spec, plan, resume=resume)
+    seq = sequential_run(spec, plan, resume=resume, preregistration=preregistration)
     plan = plan if seq is None else seq.plan
     all_labels = labels
     if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:

@@ -126,12 +126,17 @@ def _lock(out: Path, prereg: Preregistration, path: Path, *, resume: bool) -> No
     atomic_write_json(lock, wanted)
 
 
-def sequential_run(spec: ExperimentSpec, plan: list[PlannedTrial], *,
-                   resume: bool) -> SequentialRun | None:
-    """The sequential form of ``plan`` when the spec's preregistration declares one."""
+def sequential_run(spec: ExperimentSpec, plan: list[PlannedTrial], *, resume: bool,
+                   preregistration: Preregistration | None = None) -> SequentialRun | None:
+    """The sequential form of ``plan`` when the spec's preregistration declares one.
+
+    ``preregistration`` is that file's model when the caller already holds it in memory
+    (it is then used as given, not read back).
+    """
     if spec.preregistration is None:
         return None
-    prereg = load_preregistration(spec.preregistration)
+    prereg = (preregistration if preregistration is not None
+              else load_preregistration(spec.preregistration))
     design = prereg.sequential
     if design is None:
         return None
