@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ctxbench.cli import _blas  # noqa: F401  (before numpy loads)
+from ctxbench.cli import blas  # noqa: F401  (before numpy loads)
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_bytes, report_json_bytes
 from ctxbench.core.errors import InputError

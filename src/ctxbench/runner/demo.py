@@ -27,7 +27,8 @@ from importlib import resources
 from pathlib import Path
 
 from ctxbench.core import InputError, atomic_write_json, atomic_write_text, iter_jsonl
-from ctxbench.runner.experiment import RunSummary, run_loaded, tokenizer_name
+from ctxbench.runner.assembly import tokenizer_name
+from ctxbench.runner.experiment import RunSummary, run_loaded
 from ctxbench.runner.reports import eceb_verdicts, write_prereg
 from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import ExperimentSpec, load_spec
