@@ -15,6 +15,7 @@ Nothing is imported here: a target is loaded only when its name is asked for.
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -22,7 +23,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DISTRIBUTION", "EntryPoint", "own_entries", "source_pyproject",
+from ctxbench.core.errors import InputError
+
+__all__ = ["DISTRIBUTION", "EntryPoint", "Registry", "own_entries", "source_pyproject",
            "third_party_entries"]
 
 DISTRIBUTION = "ctxbench"
@@ -32,12 +35,14 @@ _NORMALIZE = re.compile(r"[-_.]+")
 
 @dataclass(frozen=True, slots=True)
 class EntryPoint:
-    """One third-party entry: its name, ``module:attr`` and where it was declared."""
+    """One entry: its name, ``module:attr``, where it was declared, and (when it cannot be
+    used) why."""
 
     name: str
     target: str
     distribution: str
     version: str
+    problem: str | None = None
 
 
 def source_pyproject() -> Path | None:
@@ -91,3 +96,83 @@ def third_party_entries(group: str) -> list[EntryPoint]:
         out.append(EntryPoint(ep.name, ep.value, str(dist_name),
                               dist.version if dist is not None else "unknown"))
     return out
+
+
+class Registry:
+    """The names of one entry-point group: ctxbench's own first (declared order), then
+    third parties' by name. A third party may not take one of ctxbench's names, and a
+    name two distributions declare is refused; either is said when the name is asked for.
+
+        PROVIDERS = Registry("ctxbench.providers", "provider")
+        PROVIDERS.names()              # ["openai", "anthropic", "llamacpp", "fixture", ...]
+        factory = PROVIDERS.load("openai")
+    """
+
+    def __init__(self, group: str, what: str, version: str) -> None:
+        self.group = group
+        self.what = what
+        self._version = version
+        self._entries: dict[str, EntryPoint] | None = None
+        self._loaded: dict[str, Any] = {}
+
+    def entries(self) -> dict[str, EntryPoint]:
+        """Every entry by name (nothing is imported)."""
+        if self._entries is None:
+            found = {name: EntryPoint(name, target, DISTRIBUTION, self._version)
+                     for name, target in own_entries(self.group).items()}
+            third: dict[str, list[EntryPoint]] = {}
+            for entry in third_party_entries(self.group):
+                third.setdefault(entry.name, []).append(entry)
+            for name in sorted(third):
+                items = third[name]
+                first = items[0]
+                if name in found:
+                    found[f"{name} ({first.distribution})"] = _with(
+                        first, f"the name is ctxbench's own {self.what}; a third party "
+                        "cannot take it")
+                    continue
+                if len(items) > 1:
+                    who = ", ".join(sorted(f"{i.distribution} {i.version}" for i in items))
+                    first = _with(first, f"declared by several distributions ({who})")
+                found[name] = first
+            self._entries = found
+        return self._entries
+
+    def names(self) -> list[str]:
+        """The usable names, ctxbench's own first."""
+        return [n for n, e in self.entries().items() if e.problem is None]
+
+    def load(self, name: str) -> Any:
+        """The object ``name`` names (a class is instantiated with no arguments); an
+        unknown name raises InputError listing the known ones."""
+        if name in self._loaded:
+            return self._loaded[name]
+        entry = self.entries().get(name)
+        if entry is None:
+            raise InputError(f"{self.what}: expected one of {', '.join(self.names())}, "
+                             f"got {name[:80]!r}")
+        if entry.problem is not None:
+            raise InputError(f"{self.what} {name} ({self.group}: {name} = {entry.target}, "
+                             f"{entry.distribution}): {entry.problem}")
+        module_name, _, attr = entry.target.partition(":")
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            if isinstance(obj, type):
+                obj = obj()
+        except Exception as exc:  # any import-time failure of a plugin is the plugin's
+            raise InputError(f"{self.what} {name}: cannot load {entry.target}: "
+                             f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+        self._loaded[name] = obj
+        return obj
+
+    def clear(self) -> None:
+        """Forget what was found and loaded (after installing a distribution)."""
+        self._entries = None
+        self._loaded.clear()
+        _own_declarations.cache_clear()
+
+
+def _with(entry: EntryPoint, problem: str) -> EntryPoint:
+    return EntryPoint(entry.name, entry.target, entry.distribution, entry.version, problem)

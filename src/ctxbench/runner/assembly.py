@@ -12,7 +12,8 @@ from typing import Any
 
 from ctxbench.core import InputError
 from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
-from ctxbench.runner.providers.base import Provider, get_provider
+from ctxbench.runner.providers.base import Provider
+from ctxbench.runner.providers.registry import provider_factory
 from ctxbench.runner.redact import MIN_SECRET_CHARS, Redactor
 from ctxbench.runner.spec import ExperimentSpec, ModelSpec
 
@@ -21,7 +22,7 @@ __all__ = ["api_key", "build_judge", "build_provider", "build_redactor", "tokeni
 
 def api_key(spec: ExperimentSpec, model: ModelSpec) -> str | None:
     """The key named by ``api_key_env``; it must be long enough to be redacted reliably."""
-    if model.provider not in ("openai", "anthropic") or not model.api_key_env:
+    if not provider_factory(model.provider).uses_api_key or not model.api_key_env:
         return None
     key = os.environ.get(model.api_key_env)
     if not key:
@@ -44,26 +45,18 @@ def tokenizer_name(spec: ExperimentSpec) -> str:
     """The budget tokenizer of a run: the workload's, else the one that fits the model."""
     if spec.workload.tokenizer is not None:
         return spec.workload.tokenizer
-    if spec.model.provider == "llamacpp":
-        return f"gguf:{spec.model.model_path}" if spec.model.model_path else "smollm2"
-    return "cl100k_base"
+    return provider_factory(spec.model.provider).tokenizer(spec.model)
 
 
 def build_provider(spec: ExperimentSpec, options: dict[str, Any],
                    model: ModelSpec | None = None) -> Provider:
     """The provider of ``model`` (default: the spec's), ``options`` applied last."""
     model = model or spec.model
-    kwargs: dict[str, Any] = {"model": model.model}
-    if model.provider in ("openai", "anthropic"):
-        kwargs.update(api_key=api_key(spec, model), timeout_s=spec.limits.timeout_s)
-        if model.base_url:
-            kwargs["base_url"] = model.base_url
-    elif model.provider == "llamacpp":
-        kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx,
-                      n_threads=model.n_threads, rope_freq_scale=model.rope_freq_scale,
-                      prompt_cache_mb=model.prompt_cache_mb, timeout_s=spec.limits.timeout_s)
+    factory = provider_factory(model.provider)
+    kwargs = factory.options(model, api_key=api_key(spec, model),
+                             timeout_s=spec.limits.timeout_s)
     kwargs.update(options)
-    return get_provider(model.provider, **kwargs)
+    return factory.create(**kwargs)
 
 
 def build_judge(spec: ExperimentSpec, options: dict[str, Any]) -> Judge | None:

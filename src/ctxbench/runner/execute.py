@@ -167,17 +167,13 @@ class TrialRunner:
 
     def _scores(self, task: WorkTask, answer: str, context: BuiltContext
                 ) -> tuple[float, float, float]:
-        fmt = self.contexts.workload.format
-        if fmt == "bfcl":
-            from ctxbench.workloads.bfcl import score_tool_answer
-
+        fmt = self.contexts.format
+        own = fmt.score(task, answer)
+        if own is not None and fmt.context == "tool_schemas":
             # The answer is calls, not claims: the unsupported-claim rate does not apply.
-            return (score_tool_answer(task.source_task, answer),
-                    self._evidence(task, context), 0.0)
-        if fmt == "longbench":
-            from ctxbench.workloads.longbench import score_longbench
-
-            score = score_longbench(task.source_task, answer)
+            return (own, self._evidence(task, context), 0.0)
+        if own is not None:
+            score = own
         elif task.expect_abstention:
             score = 1.0 if scorers.is_abstention(answer) else 0.0
         elif self.spec.task_scorer == "answer_terms":
@@ -190,7 +186,7 @@ class TrialRunner:
                 scorers.unsupported_claim_rate(answer, context.text))
 
     def _evidence(self, task: WorkTask, context: BuiltContext) -> float:
-        if self.contexts.workload.format in ("eceb", "bfcl"):
+        if self.contexts.format.context != "task_text":  # required artifacts or schemas
             return scorers.evidence_recall(task.required_evidence,
                                            (a for a, _ in context.selected))
         present = scorers.normalize_answer(context.text)
@@ -210,7 +206,7 @@ class TrialRunner:
         if context.failure is not None:
             return self._strategy_failed(planned, context)
         model = self.spec.model
-        tool_task = self.contexts.workload.format == "bfcl"
+        tool_task = self.contexts.format.context == "tool_schemas"
         request = ProviderRequest(
             messages=(build_tool_messages(task.source_task.messages) if tool_task
                       else build_messages(context.text, task.query)),

@@ -42,6 +42,7 @@ from ctxbench.runner.judge import Judge
 from ctxbench.runner.manifest import build_manifest, check_resumable
 from ctxbench.runner.pricing import SELF_HOSTED_REFERENCE, PricingSnapshot, load_pricing_snapshot
 from ctxbench.runner.progress import progress_display
+from ctxbench.runner.providers.registry import provider_factory
 from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
 from ctxbench.runner.reports import write_prereg, write_reports
@@ -91,7 +92,7 @@ class RunStopped(RuntimeFailure):
 
 
 def _pricing(spec: ExperimentSpec) -> tuple[CostSource, PricingSnapshot | None, dict[str, Any]]:
-    if spec.model.provider == "fixture":
+    if provider_factory(spec.model.provider).fixture:
         return (CostSource("zero_cost_fixture", "deterministic_fixture: no provider was called"),
                 None, {"kind": "zero_cost_fixture"})
     if spec.pricing == "self_hosted":
@@ -181,7 +182,7 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
     workload = load_workload(spec.workload)
     plan = plan_trials(spec, workload)
     all_labels = labels
-    if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
+    if provider_factory(spec.model.provider).fixture and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
     contexts = ContextBuilder(workload, tokenizer_name(spec))
     executor: RayExecutor | None = None
@@ -192,7 +193,8 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         provider = (executor.start() if executor is not None
                     else build_provider(spec, provider_options))
         mode = getattr(provider, "tool_call_mode", None)
-        if workload.format == "bfcl" and isinstance(mode, str) and mode not in all_labels:
+        if contexts.format.context == "tool_schemas" and isinstance(mode, str) \
+                and mode not in all_labels:
             all_labels.append(mode)  # how the tool calls were decoded (the manifest says)
         # Budgets in numeric order (compiled@256 before compiled@1024).
         conditions = sorted({p.condition for p in plan}, key=condition_order_key)
