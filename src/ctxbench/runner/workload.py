@@ -172,7 +172,7 @@ class BuiltinFormat:
     judge_refusal: str | None = None
     extension: str | None = None  # the format of an unnamed source with this ending
     fallback: bool = False  # the format of an unnamed source without any such ending
-    only_scorer: str | None = None  # the one task_score it takes, and why
+    only_scorer: tuple[str, str] | None = None  # the one task_score it takes, and why
 
     def default_for(self, source: str) -> bool:
         if self.prefix is not None:
@@ -190,9 +190,9 @@ class BuiltinFormat:
         return str(path if path.is_absolute() else base / path)
 
     def check_scorer(self, scorer: str) -> str | None:
-        if self.only_scorer is None or scorer == self.only_scorer.split()[0]:
+        if self.only_scorer is None or scorer == self.only_scorer[0]:
             return None
-        return self.only_scorer
+        return f"{self.only_scorer[0]} {self.only_scorer[1]}"
 
     def load(self, spec: WorkloadSpec) -> Workload:
         return self.loader(spec)
@@ -226,7 +226,7 @@ def _score_longbench(task: WorkTask, answer: str) -> float:
 _EXTENSIONS = (".jsonl",)  # the extensions of ctxbench's own formats (QA's)
 ECEB = BuiltinFormat("eceb", "corpus", _load_eceb, default_scorer="answer_terms",
                      fallback=True,
-                     only_scorer="answer_terms for an ECEB workload (it has no gold answers)")
+                     only_scorer=("answer_terms", "for an ECEB workload (it has no gold answers)"))
 QA = BuiltinFormat("qa", "task_text", _load_qa, extension=".jsonl")
 LONGBENCH = BuiltinFormat("longbench", "task_text", _load_longbench, own_scorer="longbench",
                           scorer=_score_longbench)
