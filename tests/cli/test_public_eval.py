@@ -106,3 +106,28 @@ def test_from_cef_writes_both_row_files(tmp_path: Path,
     assert code == 2
     assert err == ("ctxbench: error: --quality-margin-pp: expected only without --from-cef, "
                    "got it with --from-cef\n")
+
+
+def test_a_json_comparison_imports_no_cef_reader_nor_renderer(tmp_path: Path) -> None:
+    """Start-up is most of a 10,000-row comparison: the CEF converter (and with it the
+    CEF record rules) and the Markdown renderer are imported only by the paths using them
+    (benchmarks/RESULTS.md, analyzer ratios)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ctxbench.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "print(sorted(m for m in ('ctxbench.protocols.public_eval.convert',\n"
+        "                         'ctxbench.protocols.cef.records',\n"
+        "                         'ctxbench.render.public_eval') if m in sys.modules))\n"
+    )
+    out = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-c", code, "public-eval", *BASIC, "--json",
+                           "--output", str(out)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stderr[-300:]
+    assert json.loads(out.read_text(encoding="utf-8"))["status"]

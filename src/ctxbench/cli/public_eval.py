@@ -9,9 +9,7 @@ from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_bytes, report_json_bytes
 from ctxbench.core.errors import InputError
 from ctxbench.protocols.public_eval.api import compare_files
-from ctxbench.protocols.public_eval.convert import convert_cef
 from ctxbench.protocols.public_eval.settings import Settings
-from ctxbench.render.public_eval import render_markdown
 
 __all__ = ["public_eval"]
 
@@ -89,6 +87,9 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
         _reject(ctx, _COMPARE_ONLY, "--from-cef")
         if treatment_condition is None or output_dir is None:
             raise InputError("--from-cef: expected --treatment NAME and --output-dir DIR")
+        # Imported here: a comparison does not read CEF trials (nor render, with --json).
+        from ctxbench.protocols.public_eval.convert import convert_cef
+
         written = convert_cef(
             from_cef, baseline=baseline_condition or "raw", treatment=treatment_condition,
             output_dir=output_dir,
@@ -106,8 +107,12 @@ def public_eval(ctx: click.Context, files: tuple[str, ...], confidence_level: fl
                         max_false_stop_rate=max_false_stop_rate,
                         baseline_name=baseline_name, treatment_name=treatment_name)
     report = compare_files(files[0], files[1], settings)
-    data = (report_json_bytes(report.to_json()) if as_json
-            else render_markdown(report).encode("utf-8"))
+    if as_json:
+        data = report_json_bytes(report.to_json())
+    else:
+        from ctxbench.render.public_eval import render_markdown
+
+        data = render_markdown(report).encode("utf-8")
     if output is None:
         click.echo(data.decode("utf-8"), nl=False)
     else:
