@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ctxbench.compiler import ContextIndex, Corpus, Policy, compile_context, get_tokenizer
-from ctxbench.compiler.index_cache import load_index, save_index
+from ctxbench.compiler.index_cache import save_index
 from ctxbench.core import derive_rng
 
 CLASSES = ("public", "internal", "confidential", "restricted")
@@ -116,7 +116,7 @@ def bench_compile(queries: int) -> None:
         t1 = time.perf_counter()
         save_index(built)
         t2 = time.perf_counter()
-        loaded = load_index(corpus, get_tokenizer())
+        loaded = ContextIndex.load_cached(corpus, get_tokenizer())
         t3 = time.perf_counter()
         assert loaded is not None and loaded.chunks == built.chunks
         index = loaded

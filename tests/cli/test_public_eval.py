@@ -142,3 +142,28 @@ def test_a_refused_conversion_setting_is_named_by_its_option(
     code, _, err = _run(["public-eval", "--from-cef", str(trials), *args,
                          "--output-dir", str(tmp_path / "rows")], capsys)
     assert code == 2 and err == f"ctxbench: error: {message}\n"
+
+
+def test_a_json_comparison_imports_no_cef_reader_nor_renderer(tmp_path: Path) -> None:
+    """Start-up is most of a 10,000-row comparison: the CEF converter (and with it the
+    CEF record rules) and the Markdown renderer are imported only by the paths using them
+    (benchmarks/RESULTS.md, analyzer ratios)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ctxbench.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "print(sorted(m for m in ('ctxbench.protocols.public_eval.convert',\n"
+        "                         'ctxbench.protocols.cef.records',\n"
+        "                         'ctxbench.render.public_eval') if m in sys.modules))\n"
+    )
+    out = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-c", code, "public-eval", *BASIC, "--json",
+                           "--output", str(out)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stderr[-300:]
+    assert json.loads(out.read_text(encoding="utf-8"))["status"]

@@ -12,6 +12,7 @@ from compiler_corpus import write_corpus
 from ctxbench.compiler import (
     ContextIndex,
     Policy,
+    bpe,
     commit_id,
     compile_context,
     get_tokenizer,
@@ -90,6 +91,6 @@ def test_missing_embedded_model_and_llama(monkeypatch: pytest.MonkeyPatch) -> No
 def test_corrupt_or_missing_bundled_bpe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     bad = tmp_path / "cl100k_base.tiktoken"
     bad.write_bytes(b"not the file")
-    monkeypatch.setattr(tk, "_bundled_cl100k", lambda: bad)
+    monkeypatch.setattr(bpe, "bundled_cl100k", lambda: bad)
     with pytest.raises(RuntimeFailure, match="the bundled BPE file is corrupt"):
         tk.TiktokenTokenizer()

@@ -14,7 +14,7 @@ from ctxbench.compiler.evaluation import _header_tokens
 from ctxbench.compiler.evidence import QueryMatcher, Window, chunk_lines
 from ctxbench.compiler.fill import fill, lines_beside
 from ctxbench.compiler.render import merge_ranges, render_excerpt
-from ctxbench.compiler.selection import HEADER_SHARE, _Draft
+from ctxbench.compiler.selection import HEADER_SHARE, Draft
 from ctxbench.compiler.strategies import CompiledContext
 from ctxbench.protocols.eceb import seed_paths
 
@@ -133,8 +133,8 @@ def test_fill_goes_past_a_whole_chunk_only_while_headers_are_over_their_share(
     lines = chunk_lines(data, chunk.start, chunk.end)
     matcher = QueryMatcher("token refresh", index.query_weights("token refresh", policy))
 
-    def drafted(budget: int) -> tuple[_Draft, Window]:
-        draft = _Draft(index, budget)
+    def drafted(budget: int) -> tuple[Draft, Window]:
+        draft = Draft(index, budget)
         assert draft.add(position, ((chunk.start, chunk.end),))
         return draft, Window(lines, [0.0] * len(lines), 0, len(lines))  # whole
 

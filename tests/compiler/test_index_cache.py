@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxbench.compiler import ContextIndex, Corpus, Policy, compile_context, get_tokenizer
-from ctxbench.compiler.index_cache import cache_dir, cache_key, load_index, save_index
+from ctxbench.compiler.index_cache import cache_dir, cache_key, save_index
 from ctxbench.core import blake3_hex
 
 QUERY = "token refresh rotation signing key"
@@ -35,10 +35,10 @@ def test_a_loaded_index_compiles_the_same_packets(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus", 12)
     tokenizer = get_tokenizer()
     built = ContextIndex.build(corpus, tokenizer)
-    assert load_index(corpus, tokenizer) is None
+    assert ContextIndex.load_cached(corpus, tokenizer) is None
     path = save_index(built)
     assert path is not None and path.parent == tmp_path / "cache" / "index"
-    loaded = load_index(corpus, tokenizer)
+    loaded = ContextIndex.load_cached(corpus, tokenizer)
     assert loaded is not None and loaded.stats() == built.stats()
     assert loaded.chunks == built.chunks
     for strategy, budget in (("compiled", 200), ("naive_top_k", 300), ("compiled", 900)):
@@ -58,10 +58,10 @@ def test_a_corrupt_or_foreign_entry_is_not_used(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[-10] ^= 0xFF
     path.write_bytes(bytes(data))
-    assert load_index(corpus, tokenizer) is None
+    assert ContextIndex.load_cached(corpus, tokenizer) is None
     rebuilt = ContextIndex.load_or_build(corpus, tokenizer)  # rebuilt and rewritten
-    assert load_index(corpus, tokenizer) is not None
-    again = load_index(corpus, tokenizer)
+    assert ContextIndex.load_cached(corpus, tokenizer) is not None
+    again = ContextIndex.load_cached(corpus, tokenizer)
     assert again is not None and np.array_equal(rebuilt.chunk_artifact, again.chunk_artifact)
     other = write_corpus(tmp_path / "other", 7)
     assert cache_key(other, tokenizer) != cache_key(corpus, tokenizer)
@@ -86,7 +86,7 @@ def test_a_well_signed_entry_with_a_bad_layout_is_not_used(tmp_path: Path) -> No
                                  *((form, h) for h in bad_heads)]:
         signed = form_line + b"\n" + head_line + b"\n" + body
         path.write_bytes(blake3_hex(signed).encode() + b"\n" + signed)
-        assert load_index(corpus, tokenizer) is None, head_line[:80]
+        assert ContextIndex.load_cached(corpus, tokenizer) is None, head_line[:80]
 
 
 def _forge(path: Path, change: str) -> None:
@@ -137,7 +137,7 @@ def test_a_forged_entry_with_its_digest_recomputed_is_rebuilt(
     path = save_index(built)
     assert path is not None
     _forge(path, change)
-    assert load_index(corpus, tokenizer) is None
+    assert ContextIndex.load_cached(corpus, tokenizer) is None
     loaded = ContextIndex.load_or_build(corpus, tokenizer)
     assert loaded.chunks == built.chunks
     args = ["compile", "--corpus", str(corpus.root), "--query", QUERY, "--budget", "300",

@@ -14,7 +14,7 @@ from ctxbench.compiler import ContextIndex, Corpus, Policy, compile_context, get
 from ctxbench.compiler.commit import commit_id, verify_commit
 from ctxbench.compiler.labels import LABEL_SHARE, Labeler, corpus_names, suffixes
 from ctxbench.compiler.render import Excerpt, packet_blake3, render_excerpt
-from ctxbench.compiler.selection import _Draft
+from ctxbench.compiler.selection import Draft
 from ctxbench.core import IntegrityError
 
 RUNBOOK = "services/billing/runbooks/rotation-policy.md"
@@ -182,7 +182,7 @@ def test_selection_counts_the_header_it_renders(index: ContextIndex) -> None:
     data = index.source(position)
     end = data.index(b"Step 3")
     for budget, label in ((128, "runbooks/rotation-policy.md"), (4096, RUNBOOK)):
-        draft = _Draft(index, budget)
+        draft = Draft(index, budget)
         assert draft.add(position, ((0, end),))
         excerpt = draft.packet.excerpt(position, ((0, end),))
         assert excerpt.label == label

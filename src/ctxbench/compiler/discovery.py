@@ -8,35 +8,44 @@ A distribution offers strategies by declaring entry points in that group::
 The object may be a :class:`~ctxbench.compiler.plugins.Strategy` instance, a class
 building one with no arguments, or a plain function ``build(request) -> StrategyResult``
 (then budgeted, named after the entry point). ctxbench's own strategies are declared the
-same way; they are also known without installed metadata (a source checkout), and a
-third-party entry point may not take a built-in name. Names are slugs
+same way, once, in its ``pyproject.toml`` (:mod:`ctxbench.compiler.strategy_registry`
+reads them; a source checkout reads its own file), and a third-party entry point may not
+take a built-in name. Names are slugs
 (``[a-z0-9][a-z0-9_.+-]{0,47}``), since a strategy names experiment conditions.
 """
 
 from __future__ import annotations
 
-import importlib
-import re
-from dataclasses import dataclass
-from functools import cache
-from importlib import metadata
 from typing import Any
 
-from ctxbench import __version__
 from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.packet import CompiledContext
 from ctxbench.compiler.plugins import Strategy, StrategyRequest, StrategyResult
 from ctxbench.compiler.policy import Policy
-from ctxbench.compiler.strategies import CompiledContext
+from ctxbench.compiler.strategy_registry import (
+    NAME,
+    STRATEGY_GROUP,
+    InstalledStrategy,
+    builtin_strategies,
+    get_strategy,
+    installed_strategies,
+    installed_version,
+    is_builtin,
+    is_strategy_name,
+    is_target,
+)
 from ctxbench.core import InputError, RuntimeFailure
 
 __all__ = [
-    "BUILTIN",
+    "NAME",
     "STRATEGY_GROUP",
     "InstalledStrategy",
+    "builtin_strategies",
     "compile_named",
     "external_strategy",
     "get_strategy",
     "installed_strategies",
+    "installed_version",
     "is_builtin",
     "is_strategy_name",
     "is_target",
@@ -44,156 +53,6 @@ __all__ = [
     "strategy_source",
     "strategy_table",
 ]
-
-STRATEGY_GROUP = "ctxbench.strategies"
-NAME = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}")
-_TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
-#: ctxbench's own strategies: name -> ``module:attr`` (pyproject.toml declares the same).
-BUILTIN: dict[str, str] = {
-    "compiled": "ctxbench.compiler.baselines:COMPILED",
-    "naive_top_k": "ctxbench.compiler.baselines:NAIVE_TOP_K",
-    "full_permitted_context": "ctxbench.compiler.baselines:FULL_PERMITTED_CONTEXT",
-    "truncate-head": "ctxbench.compiler.baselines:TRUNCATE_HEAD",
-    "truncate-tail": "ctxbench.compiler.baselines:TRUNCATE_TAIL",
-    "middle-out": "ctxbench.compiler.baselines:MIDDLE_OUT",
-    "chunk-bm25": "ctxbench.compiler.baselines:CHUNK_BM25",
-    "entroly": "ctxbench.compiler.entroly_adapter:ENTROLY",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class InstalledStrategy:
-    """Where a strategy name comes from; ``problem`` says why it cannot be used, if so."""
-
-    name: str
-    target: str
-    origin: str  # "built-in" or "third-party"
-    distribution: str
-    version: str
-    problem: str | None = None
-
-    @property
-    def entry_point(self) -> str:
-        return f"{STRATEGY_GROUP}: {self.name} = {self.target}"
-
-
-class _FunctionStrategy:
-    """A plain ``build(request)`` function as a budgeted strategy."""
-
-    budgeted = True
-
-    def __init__(self, name: str, function: Any) -> None:
-        self.name = name
-        self._function = function
-        doc = (getattr(function, "__doc__", None) or "").strip().splitlines()
-        self.summary = doc[0] if doc else "a function strategy"
-
-    def build(self, request: StrategyRequest) -> StrategyResult:
-        return self._function(request)  # type: ignore[no-any-return]
-
-
-@cache
-def installed_strategies() -> tuple[InstalledStrategy, ...]:
-    """Every strategy name offered here, built-ins first, then third parties by name.
-
-    Nothing is imported: a broken plugin only fails when it is asked for.
-    """
-    found: dict[str, InstalledStrategy] = {
-        name: InstalledStrategy(name, target, "built-in", "ctxbench", __version__)
-        for name, target in BUILTIN.items()}
-    third: dict[str, list[InstalledStrategy]] = {}
-    for ep in metadata.entry_points(group=STRATEGY_GROUP):
-        dist = getattr(ep, "dist", None)
-        dist_name = dist.metadata["Name"] if dist is not None else "unknown"
-        dist_version = dist.version if dist is not None else "unknown"
-        if dist_name == "ctxbench" and found.get(ep.name) is not None:
-            continue  # ctxbench's own declaration of a built-in
-        item = InstalledStrategy(ep.name, ep.value, "third-party", dist_name, dist_version)
-        if not NAME.fullmatch(ep.name):
-            item = _problem(item, "the name is not a slug [a-z0-9][a-z0-9_.+-]{0,47}")
-        elif ep.name in found or ep.name == "external":
-            item = _problem(item, "the name is ctxbench's own; a third party cannot take it")
-        third.setdefault(ep.name, []).append(item)
-    out = list(found.values())
-    for name in sorted(third):
-        items = third[name]
-        if len(items) > 1:
-            who = ", ".join(sorted(f"{i.distribution} {i.version}" for i in items))
-            items = [_problem(i, f"declared by several distributions ({who})")
-                     for i in items]
-        out.extend(items)
-    return tuple(out)
-
-
-def _problem(item: InstalledStrategy, problem: str) -> InstalledStrategy:
-    return InstalledStrategy(item.name, item.target, item.origin, item.distribution,
-                             item.version, item.problem or problem)
-
-
-def is_strategy_name(name: str) -> bool:
-    """True when ``name`` is an installed strategy that can be used."""
-    return any(i.name == name and i.problem is None for i in installed_strategies())
-
-
-def is_target(name: str) -> bool:
-    """True when ``name`` is a ``module:attr`` target rather than an installed name."""
-    return _TARGET.fullmatch(name) is not None
-
-
-def _load(target: str, name: str, function_name: str | None = None) -> Strategy:
-    module_name, _, attr = target.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except Exception as exc:  # any import-time failure of a plugin is the plugin's
-        raise InputError(f"strategy {name}: cannot load {target}: "
-                         f"{type(exc).__name__}: {str(exc)[:200]}") from exc
-    if isinstance(obj, type):
-        try:
-            obj = obj()
-        except Exception as exc:
-            raise InputError(f"strategy {name}: {target}() failed: "
-                             f"{type(exc).__name__}: {str(exc)[:200]}") from exc
-    if isinstance(obj, Strategy):
-        return obj
-    if callable(obj):
-        return _FunctionStrategy(function_name or name, obj)
-    raise InputError(f"strategy {name}: {target} is neither a strategy nor callable")
-
-
-@cache
-def get_strategy(name: str) -> Strategy:
-    """The strategy an installed name (or a ``module:attr`` target) names.
-
-    Raises InputError naming what is installed when nothing matches.
-    """
-    if _TARGET.fullmatch(name):
-        # A plain function has no name of its own: it takes its target's, ":" read as ".".
-        strategy = _load(name, name, name.replace(":", ".").lower())
-        if not NAME.fullmatch(strategy.name):
-            raise InputError(f"strategy {name}: name: expected a slug "
-                             f"[a-z0-9][a-z0-9_.+-]{{0,47}}, got {strategy.name[:60]!r}")
-        return strategy
-    matches = [i for i in installed_strategies() if i.name == name]
-    if not matches:
-        known = ", ".join(i.name for i in installed_strategies() if i.problem is None)
-        raise InputError(f"strategy: expected one of {known} (installed), or "
-                         f"module:attr, got {name[:80]!r}")
-    if matches[0].problem is not None:
-        raise InputError(f"strategy {name} ({matches[0].entry_point}, "
-                         f"{matches[0].distribution}): {matches[0].problem}")
-    strategy = _load(matches[0].target, name)
-    if strategy.name != name:
-        raise InputError(f"strategy {name}: {matches[0].target} names itself "
-                         f"{strategy.name[:60]!r}; expected {name!r}")
-    return strategy
-
-
-def is_builtin(name: str) -> bool:
-    """True when ``name`` is one of ctxbench's own strategies (run in-process); any other
-    runs in a worker process (:mod:`ctxbench.compiler.isolation`)."""
-    return name in BUILTIN
 
 
 def strategy_facts(name: str) -> Any:
@@ -215,7 +74,7 @@ def strategy_source(name: str) -> dict[str, Any]:
     (the Entroly adapter: ``entroly`` and ``entroly-core``).
     """
     strategy = strategy_facts(name)
-    if _TARGET.fullmatch(name):
+    if is_target(name):
         info: dict[str, Any] = {"origin": "module:attr", "target": name}
     else:
         item = next(i for i in installed_strategies() if i.name == name)
@@ -226,15 +85,8 @@ def strategy_source(name: str) -> dict[str, Any]:
         if requires:
             info["requires"] = dict(requires)
     elif requires:
-        info["requires"] = {dist: _version(dist) for dist in requires}
+        info["requires"] = {dist: installed_version(dist) for dist in requires}
     return info
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def compile_named(index: ContextIndex, *, query: str, budget: int | None, policy: Policy,

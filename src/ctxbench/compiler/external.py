@@ -41,9 +41,9 @@ import numpy as np
 
 from ctxbench.compiler.commit import EXTERNAL_TEMPLATE, external_context_problem
 from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.packet import CompiledContext, finish_packet
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import Excerpt, merge_ranges
-from ctxbench.compiler.strategies import CompiledContext, finish_packet
 from ctxbench.core import InputError, RuntimeFailure
 
 __all__ = [

@@ -32,7 +32,7 @@ from ctxbench.compiler.render import Range, merge_ranges, render_excerpt
 
 if TYPE_CHECKING:
     from ctxbench.compiler.index import ContextIndex
-    from ctxbench.compiler.selection import _Draft, _Packet
+    from ctxbench.compiler.selection import Draft, PacketParts
 
 __all__ = ["close", "fill", "header_tokens", "lines_beside"]
 
@@ -83,7 +83,7 @@ class _Reach:
         self.after = 0
         self.before = 0
 
-    def step(self, draft: _Draft, matcher: QueryMatcher, share: float) -> bool:
+    def step(self, draft: Draft, matcher: QueryMatcher, share: float) -> bool:
         """Add one line if one fits (past the chunk only while headers and separators
         are more than ``share`` of the packet); False when nothing more is to be added."""
         window = self.window
@@ -123,7 +123,7 @@ class _Reach:
                    if line not in lines)
 
 
-def fill(draft: _Draft, windows: list[tuple[Window, int]], matcher: QueryMatcher,
+def fill(draft: Draft, windows: list[tuple[Window, int]], matcher: QueryMatcher,
          share: float) -> None:
     """Spend the room no opening or widening fits in on the lines next to the opened
     windows, one line per window in turn, best window first (see the module)."""
@@ -132,7 +132,7 @@ def fill(draft: _Draft, windows: list[tuple[Window, int]], matcher: QueryMatcher
         growing = [reach for reach in growing if reach.step(draft, matcher, share)]
 
 
-def _render(packet: _Packet, ranges: dict[int, tuple[Range, ...]]) -> str:
+def _render(packet: PacketParts, ranges: dict[int, tuple[Range, ...]]) -> str:
     index = packet.index
     return "".join(render_excerpt(packet.excerpt(p, ranges[p]), index.source(p))
                    for p in packet.order)
@@ -147,7 +147,7 @@ def header_tokens(index: ContextIndex, order: list[int],
     return max(0, token_count - index.count("".join(bodies)))
 
 
-def close(packet: _Packet, token_count: int, share: float) -> bool:
+def close(packet: PacketParts, token_count: int, share: float) -> bool:
     """While headers and separators are more than ``share`` of the packet, add the first
     line beside a range of an excerpt (packet order) that keeps the exactly counted packet
     within its budget. True if a line was added (``packet.ranges`` changed)."""

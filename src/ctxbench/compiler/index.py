@@ -122,14 +122,28 @@ class ContextIndex:
         """
         if not cache:
             return cls.build(corpus, tokenizer)
-        from ctxbench.compiler.index_cache import load_index, save_index
+        from ctxbench.compiler.index_cache import save_index
 
-        found = load_index(corpus, tokenizer)
+        found = cls.load_cached(corpus, tokenizer)
         if found is not None:
             return found
         index = cls.build(corpus, tokenizer)
         save_index(index)
         return index
+
+    @classmethod
+    def load_cached(cls, corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex | None:
+        """The cached index of this corpus, or None when absent or failing a check."""
+        from ctxbench.compiler.index_cache import describes, read_entry
+
+        arrays = read_entry(corpus, tokenizer)
+        if arrays is None:
+            return None
+        try:
+            index = cls.from_arrays(corpus, tokenizer, arrays)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+            return None
+        return index if describes(index, arrays) else None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The index's data as arrays (what the cache stores; no source text)."""

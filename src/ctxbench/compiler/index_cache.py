@@ -27,16 +27,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ctxbench import __version__
+from ctxbench.compiler.cachedir import cache_dir
 from ctxbench.compiler.corpus import Corpus
-from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.tokenizers import Tokenizer
 from ctxbench.core import blake3_hex, blake3_json
 
-__all__ = ["CHUNKER_VERSION", "cache_dir", "cache_key", "describes", "load_index",
+if TYPE_CHECKING:
+    from ctxbench.compiler.index import ContextIndex
+
+__all__ = ["CHUNKER_VERSION", "cache_dir", "cache_key", "describes", "read_entry",
            "save_index"]
 
 # Bump when chunking or term extraction changes what an index holds.
@@ -46,15 +50,6 @@ FILE_FORMAT = b"ctxbench.index-cache.v2"
 _DTYPES = ("<i4", "<i8", "|u1")
 _ARRAYS = ("chunk_artifact", "bounds", "context_counts", "contexts", "labels", "terms",
            "offsets", "vocab", "source_bytes")
-
-
-def cache_dir() -> Path:
-    """Where indexes are cached (see the module docstring)."""
-    explicit = os.environ.get("CTXBENCH_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ctxbench"
 
 
 def cache_key(corpus: Corpus, tokenizer: Tokenizer) -> str:
@@ -74,8 +69,10 @@ def _path(corpus: Corpus, tokenizer: Tokenizer) -> Path:
     return cache_dir() / "index" / f"{cache_key(corpus, tokenizer)}.bin"
 
 
-def load_index(corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex | None:
-    """The cached index of this corpus, or None when absent or failing a check."""
+def read_entry(corpus: Corpus, tokenizer: Tokenizer) -> dict[str, np.ndarray] | None:
+    """The arrays of this corpus's cache entry, or None when absent or failing a check of
+    its digest or shapes (:meth:`ContextIndex.load_cached` builds the index from them and
+    checks it with :func:`describes`)."""
     path = _path(corpus, tokenizer)
     try:
         raw = path.read_bytes()
@@ -97,10 +94,9 @@ def load_index(corpus: Corpus, tokenizer: Tokenizer) -> ContextIndex | None:
                  (int(arrays["chunk_artifact"].max()) >= len(corpus.artifacts)
                   or int(arrays["chunk_artifact"].min()) < 0)):
             return None
-        index = ContextIndex.from_arrays(corpus, tokenizer, arrays)
     except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
         return None
-    return index if describes(index, arrays) else None
+    return arrays
 
 
 def describes(index: ContextIndex, arrays: dict[str, np.ndarray]) -> bool:

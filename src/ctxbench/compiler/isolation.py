@@ -178,7 +178,7 @@ def _facts(name: str, facts: Any) -> tuple[str, bool, str, dict[str, str]]:
                   for k, v in facts["requires"].items()))
     if not ok:
         raise InputError(f"strategy {name}: the worker process described it out of protocol")
-    from ctxbench.compiler.discovery import NAME, is_strategy_name
+    from ctxbench.compiler.strategy_registry import NAME, is_strategy_name
 
     own = facts["name"]
     if not NAME.fullmatch(own) or (is_strategy_name(name) and own != name):
@@ -344,12 +344,12 @@ def _worker_main(fd: int, name: str) -> None:  # pragma: no cover - runs in the 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     conn = Connection(fd)
     try:
-        from ctxbench.compiler.discovery import _version, get_strategy
+        from ctxbench.compiler.strategy_registry import get_strategy, installed_version
 
         strategy = get_strategy(name)
         facts = {"name": str(strategy.name), "budgeted": bool(strategy.budgeted),
                  "summary": " ".join(str(strategy.summary).split())[:300],
-                 "requires": {str(d): _version(str(d))
+                 "requires": {str(d): installed_version(str(d))
                               for d in getattr(strategy, "requires", ())}}
     except BaseException as exc:  # a plugin's import may raise anything, SystemExit too
         _send(conn, {"load_error": f"{type(exc).__name__}: {exc}"[:300]})

@@ -41,10 +41,10 @@ import numpy as np
 
 from ctxbench.compiler.commit import EXTERNAL_TEMPLATE, external_context_problem
 from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.packet import CompiledContext, finish_packet
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import RENDER_TEMPLATE, Excerpt, merge_ranges, render_excerpt
 from ctxbench.compiler.restricted import RestrictedText
-from ctxbench.compiler.strategies import CompiledContext, finish_packet
 from ctxbench.compiler.tokenizers import Tokenizer
 from ctxbench.core import RuntimeFailure
 

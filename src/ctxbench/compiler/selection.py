@@ -68,6 +68,7 @@ __all__ = [
     "TOP_N",
     "WINDOWS_PER_BUDGET",
     "WINDOW_MIX",
+    "Draft", "PacketParts",
     "Selection",
     "select_compiled",
     "select_full",
@@ -114,7 +115,7 @@ class Selection:
     empty_reason: str | None
 
 
-class _Packet:
+class PacketParts:
     """A packet under construction: excerpts per artifact, exact part costs, undo stack."""
 
     def __init__(self, index: ContextIndex, budget: int | None) -> None:
@@ -245,7 +246,7 @@ def _near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
 def select_naive(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """``naive_top_k``: the top ``NAIVE_K`` chunks by BM25, as-is, until one does not fit."""
     ranked, reason = _ranked(index, policy, query)
-    packet = _Packet(index, budget)
+    packet = PacketParts(index, budget)
     for chunk_id, _ in ranked[:NAIVE_K]:
         chunk = index.chunks[chunk_id]
         if not packet.try_add(int(index.chunk_artifact[chunk_id]), ((chunk.start, chunk.end),)):
@@ -255,7 +256,7 @@ def select_naive(index: ContextIndex, policy: Policy, query: str, budget: int) -
 
 def select_full(index: ContextIndex, policy: Policy) -> Selection:
     """``full_permitted_context``: every permitted artifact, whole, in artifact-id order."""
-    packet = _Packet(index, None)
+    packet = PacketParts(index, None)
     for position in index.permitted_artifacts(policy):
         size = len(index.source(position))
         if size:
@@ -279,13 +280,13 @@ def _subtract(ranges: tuple[Range, ...], covered: tuple[Range, ...]) -> list[Ran
     return out
 
 
-class _Draft:
+class Draft:
     """A ``compiled`` packet under construction: costs counted per added piece."""
 
     def __init__(self, index: ContextIndex, budget: int) -> None:
         self.index = index
         self.budget = budget
-        self.packet = _Packet(index, budget)
+        self.packet = PacketParts(index, budget)
         self.estimate = 0
         self.overhead = 0  # header and gap-marker tokens
         self.first_header = 0
@@ -352,7 +353,7 @@ _MAX_BYTES_PER_TOKEN = 12
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """The ``compiled`` strategy (see the module docstring)."""
     ranked, reason = _ranked(index, policy, query)
-    draft = _Draft(index, budget)
+    draft = Draft(index, budget)
     if not ranked:
         return draft.finish(reason or "nothing was selected")
     weights = index.query_weights(query, policy)

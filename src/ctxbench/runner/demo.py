@@ -28,7 +28,8 @@ from pathlib import Path
 
 from ctxbench.core import InputError, atomic_write_json, atomic_write_text
 from ctxbench.protocols.cef.prereg import Preregistration
-from ctxbench.runner.experiment import RunSummary, run_loaded, tokenizer_name
+from ctxbench.runner.assembly import tokenizer_name
+from ctxbench.runner.experiment import RunSummary, run_loaded
 from ctxbench.runner.reports import eceb_verdicts, run_preregistration
 from ctxbench.runner.scheduler import condition_names, run_ladder
 from ctxbench.runner.spec import ExperimentSpec, load_spec

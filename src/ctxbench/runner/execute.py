@@ -168,21 +168,17 @@ class TrialRunner:
     def _scores(self, task: WorkTask, answer: str, context: BuiltContext
                 ) -> tuple[float, float, float, dict[str, str | list[str]]]:
         """(task score, evidence recall, unsupported-claim rate, the scorer's details)."""
-        fmt = self.contexts.workload.format
+        fmt = self.contexts.format
         found = self._evidence_found(task, context)
         recall = scorers.evidence_recall(task.required_evidence, found)
         matched: list[str] = []
-        if fmt == "bfcl":
-            from ctxbench.workloads.bfcl import score_tool_answer
-
+        own = fmt.score(task, answer)
+        if own is not None and fmt.context == "tool_schemas":
             # The answer is calls, not claims: the unsupported-claim rate does not apply.
-            return (score_tool_answer(task.source_task, answer), recall, 0.0,
-                    self._details(task, "bfcl_checker", matched, found))
-        if fmt == "longbench":
-            from ctxbench.workloads.longbench import score_longbench
-
-            method = "longbench"
-            score = score_longbench(task.source_task, answer)
+            return (own, recall, 0.0, self._details(task, self._method(task), matched, found))
+        if own is not None:
+            method = self._method(task)
+            score = own
         elif task.expect_abstention:
             method = "abstention"
             score = 1.0 if scorers.is_abstention(answer) else 0.0
@@ -204,10 +200,10 @@ class TrialRunner:
                 self._details(task, method, matched, found))
 
     def _method(self, task: WorkTask) -> str:
-        """The scorer's method for a trial that got no answer to score."""
-        fmt = self.contexts.workload.format
-        if fmt in ("bfcl", "longbench"):
-            return "bfcl_checker" if fmt == "bfcl" else "longbench"
+        """The scorer's method: the format's own scorer, else the spec's (or abstention)."""
+        own = self.contexts.format.own_scorer
+        if own is not None:
+            return own
         return "abstention" if task.expect_abstention else self.spec.task_scorer
 
     @staticmethod
@@ -219,7 +215,7 @@ class TrialRunner:
 
     def _evidence_found(self, task: WorkTask, context: BuiltContext) -> list[str]:
         """The task's required evidence items that the context holds, in task order."""
-        if self.contexts.workload.format in ("eceb", "bfcl"):
+        if self.contexts.format.context != "task_text":  # required artifacts or schemas
             selected = {a for a, _ in context.selected}
             return [e for e in dict.fromkeys(task.required_evidence) if e in selected]
         present = scorers.normalize_answer(context.text)
@@ -245,7 +241,7 @@ class TrialRunner:
         if context.failure is not None:
             return self._strategy_failed(planned, context)
         model = self.spec.model
-        tool_task = self.contexts.workload.format == "bfcl"
+        tool_task = self.contexts.format.context == "tool_schemas"
         request = ProviderRequest(
             messages=(build_tool_messages(task.source_task.messages) if tool_task
                       else build_messages(context.text, task.query)),

@@ -31,22 +31,27 @@ from ctxbench.core import (
 )
 from ctxbench.protocols.cef.rules import condition_order_key
 from ctxbench.protocols.cef.trial_format import TrialLogPredates
+from ctxbench.runner.assembly import (
+    build_judge,
+    build_provider,
+    build_redactor,
+    tokenizer_name,
+)
 from ctxbench.runner.contexts import ContextBuilder
 from ctxbench.runner.execute import PlannedTrial, TrialResult, TrialRunner
-from ctxbench.runner.judge import DEFAULT_RUBRIC, Judge
+from ctxbench.runner.judge import Judge
 from ctxbench.runner.manifest import build_manifest, check_resumable
 from ctxbench.runner.packets import PacketStore
 from ctxbench.runner.pricing import SELF_HOSTED_REFERENCE, PricingSnapshot, load_pricing_snapshot
 from ctxbench.runner.progress import progress_display
-from ctxbench.runner.providers.base import Provider, get_provider
+from ctxbench.runner.providers.registry import provider_factory
 from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
-from ctxbench.runner.redact import MIN_SECRET_CHARS, Redactor
 from ctxbench.runner.reports import run_preregistration_file, write_reports
 from ctxbench.runner.runlock import RunLock
 from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
 from ctxbench.runner.sequential import sequential_run
-from ctxbench.runner.spec import ExperimentSpec, ModelSpec, load_spec
+from ctxbench.runner.spec import ExperimentSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
 from ctxbench.runner.workload import Workload, load_workload
 
@@ -90,67 +95,8 @@ class RunStopped(RuntimeFailure):
         self.exit_code = exit_code
 
 
-def _api_key(spec: ExperimentSpec, model: ModelSpec) -> str | None:
-    """The key named by ``api_key_env``; it must be long enough to be redacted reliably."""
-    if model.provider not in ("openai", "anthropic") or not model.api_key_env:
-        return None
-    key = os.environ.get(model.api_key_env)
-    if not key:
-        raise InputError(f"{spec.path}: api_key_env: the environment variable "
-                         f"{model.api_key_env} is not set")
-    if len(key) < MIN_SECRET_CHARS:
-        raise InputError(f"{spec.path}: api_key_env: expected a key of at least "
-                         f"{MIN_SECRET_CHARS} characters in {model.api_key_env} (shorter ones "
-                         f"cannot be told apart from text to redact), got {len(key)}")
-    return key
-
-
-def _redactor(spec: ExperimentSpec) -> Redactor:
-    models = [spec.model] + ([spec.judge.model] if spec.judge is not None else [])
-    return Redactor(_api_key(spec, m) for m in models)
-
-
-def tokenizer_name(spec: ExperimentSpec) -> str:
-    """The budget tokenizer of a run: the workload's, else the one that fits the model."""
-    if spec.workload.tokenizer is not None:
-        return spec.workload.tokenizer
-    if spec.model.provider == "llamacpp":
-        return f"gguf:{spec.model.model_path}" if spec.model.model_path else "smollm2"
-    return "cl100k_base"
-
-
-def _provider(spec: ExperimentSpec, options: dict[str, Any],
-              model: ModelSpec | None = None) -> Provider:
-    model = model or spec.model
-    kwargs: dict[str, Any] = {"model": model.model}
-    if model.provider in ("openai", "anthropic"):
-        kwargs.update(api_key=_api_key(spec, model), timeout_s=spec.limits.timeout_s)
-        if model.base_url:
-            kwargs["base_url"] = model.base_url
-    elif model.provider == "llamacpp":
-        kwargs.update(model_path=model.model_path, n_ctx=model.n_ctx,
-                      n_threads=model.n_threads, rope_freq_scale=model.rope_freq_scale,
-                      prompt_cache_mb=model.prompt_cache_mb, timeout_s=spec.limits.timeout_s)
-    kwargs.update(options)
-    return get_provider(model.provider, **kwargs)
-
-
-def _judge(spec: ExperimentSpec, options: dict[str, Any]) -> Judge | None:
-    if spec.judge is None:
-        return None
-    rubric = DEFAULT_RUBRIC
-    if spec.judge.rubric is not None:
-        try:
-            rubric = spec.judge.rubric.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"{spec.judge.rubric}: cannot read the judge rubric: "
-                             f"{exc.strerror}") from exc
-    return Judge(provider=_provider(spec, options, spec.judge.model), rubric=rubric,
-                 max_output_tokens=spec.judge.model.max_output_tokens)
-
-
 def _pricing(spec: ExperimentSpec) -> tuple[CostSource, PricingSnapshot | None, dict[str, Any]]:
-    if spec.model.provider == "fixture":
+    if provider_factory(spec.model.provider).fixture:
         return (CostSource("zero_cost_fixture", "deterministic_fixture: no provider was called"),
                 None, {"kind": "zero_cost_fixture"})
     if spec.pricing == "self_hosted":
@@ -246,7 +192,7 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
     if resume and manifest_path.exists():
         check_resumable(manifest_path, spec)
     # Everything a later writer needs is checked here, before any trial is sent.
-    redactor = _redactor(spec)
+    redactor = build_redactor(spec)
     cost, snapshot, pricing_info = _pricing(spec)
     workload = load_workload(spec.workload)
     plan = plan_trials(spec, workload)
@@ -254,18 +200,19 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
     seq = sequential_run(spec, plan, resume=resume, preregistration=preregistration)
     plan = plan if seq is None else seq.plan
     all_labels = labels
-    if spec.model.provider == "fixture" and FIXTURE_LABEL not in all_labels:
+    if provider_factory(spec.model.provider).fixture and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
     contexts = ContextBuilder(workload, tokenizer_name(spec))
     executor: RayExecutor | None = None
     try:
         contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
-        judge = _judge(spec, provider_options)
+        judge = build_judge(spec, provider_options)
         executor = _executor(spec, workload, run_id, cost, snapshot, judge, provider_options)
         provider = (executor.start() if executor is not None
-                    else _provider(spec, provider_options))
+                    else build_provider(spec, provider_options))
         mode = getattr(provider, "tool_call_mode", None)
-        if workload.format == "bfcl" and isinstance(mode, str) and mode not in all_labels:
+        if contexts.format.context == "tool_schemas" and isinstance(mode, str) \
+                and mode not in all_labels:
             all_labels.append(mode)  # how the tool calls were decoded (the manifest says)
         # Budgets in numeric order (compiled@256 before compiled@1024).
         conditions = sorted({p.condition for p in plan}, key=condition_order_key)

@@ -196,16 +196,16 @@ class _ProviderWorker:
     def __init__(self, coordinator: Any) -> None:
         import ray
 
-        from ctxbench.runner.experiment import _judge, _provider, _redactor
+        from ctxbench.runner.assembly import build_judge, build_provider, build_redactor
 
         config: WorkerConfig = ray.get(coordinator.config.remote())
         options = dict(config.provider_options)
         self._error: CtxbenchError | None = None
         try:
             # Keys come from this worker's own environment, as on the driver.
-            redactor = _redactor(config.spec)
-            judge: Judge | None = _judge(config.spec, options)
-            provider = _provider(config.spec, options)
+            redactor = build_redactor(config.spec)
+            judge: Judge | None = build_judge(config.spec, options)
+            provider = build_provider(config.spec, options)
         except CtxbenchError as exc:  # raised again by identity(), see _ContextWorker
             self._error = exc
             return

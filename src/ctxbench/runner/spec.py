@@ -30,20 +30,25 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file
+from ctxbench.core.entrypoints import own_entries
 from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.runner.execution import ExecutionSpec, parse_execution
+from ctxbench.runner.providers.registry import provider_factory, provider_names
 from ctxbench.runner.scorers import SCORERS
-from ctxbench.workloads.bfcl import BFCL_CATEGORIES
+from ctxbench.runner.workload_formats import (
+    WORKLOAD_GROUP,
+    SourceRefused,
+    workload_format,
+    workload_format_names,
+)
 
-__all__ = ["BFCL_PREFIX", "BOUNDS", "STRATEGIES", "TOOL_STRATEGIES", "WORKLOAD_SCORERS",
+__all__ = ["BFCL_PREFIX", "BOUNDS", "STRATEGIES", "TOOL_STRATEGIES",
            "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits", "ModelSpec",
            "WorkloadSpec", "load_spec", "parse_spec"]
 
 STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled", "external")
 BUILTIN_SEED = "builtin:enterprise-seed"
 BFCL_PREFIX = "bfcl:"
-# Workloads whose task score is their own scorer (not one of SCORERS).
-WORKLOAD_SCORERS = {"bfcl": "bfcl_ast", "longbench": "longbench"}
 # Strategies that select among tool schemas (ctxbench.workloads.tools).
 TOOL_STRATEGIES = ("full_permitted_context", "naive_top_k")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}")
@@ -114,7 +119,7 @@ class _TomlFields(Fields):
 @dataclass(frozen=True, slots=True)
 class WorkloadSpec:
     source: str
-    format: str  # "eceb", "qa", "longbench" or "bfcl"
+    format: str  # a workload format (ctxbench.runner.workload_formats): eceb, qa, bfcl, ...
     corpus: Path | None
     tokenizer: str | None
     limit: int | None
@@ -200,20 +205,23 @@ def _resolve(base: Path, value: str) -> Path:
 def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
     t.only({"source", "format", "corpus", "tokenizer", "limit", "offset"})
     source = t.req_string("source")
-    if source.startswith(BFCL_PREFIX):
-        fmt = t.enum("format", ["bfcl"], optional=True) or "bfcl"
-        if source[len(BFCL_PREFIX):] not in BFCL_CATEGORIES:
-            t.fail("source", "bfcl:<category> with a category among "
-                   + ", ".join(BFCL_CATEGORIES), source)
-    else:
-        default_format = "qa" if source.endswith(".jsonl") else "eceb"
-        fmt = t.enum("format", ["eceb", "qa", "longbench"], optional=True) or default_format
-    if source != BUILTIN_SEED and fmt != "bfcl":
-        source = str(_resolve(base, source))
+    # A source with a format's prefix (bfcl:) is that format's; any other takes any
+    # unprefixed format, by default the first of ctxbench's own that claims it.
+    formats = {name: workload_format(name) for name in workload_format_names()}
+    prefixed = [n for n, f in formats.items() if f.prefix and source.startswith(f.prefix)]
+    allowed = prefixed[:1] or [n for n, f in formats.items() if not f.prefix]
+    fmt = t.enum("format", allowed, optional=True) or next(
+        (n for n in own_entries(WORKLOAD_GROUP) if n in allowed
+         and formats[n].default_for(source)), allowed[0])
+    try:
+        source = formats[fmt].resolve_source(source, base)
+    except SourceRefused as exc:
+        t.fail("source", str(exc), source)
     corpus = t.string("corpus", optional=True)
     offset = t.integer("offset", minimum=0, maximum=BOUNDS["limit"], optional=True)
-    if offset is not None and fmt != "bfcl":
-        t.fail("offset", "no offset (only a bfcl workload takes one)", offset)
+    if offset is not None and not formats[fmt].takes_offset:
+        takers = " or ".join(n for n, f in formats.items() if f.takes_offset)
+        t.fail("offset", f"no offset (only a {takers} workload takes one)", offset)
     return WorkloadSpec(source=source, format=fmt,
                         corpus=_resolve(base, corpus) if corpus else None,
                         tokenizer=t.string("tokenizer", optional=True),
@@ -225,15 +233,15 @@ def _model(t: _TomlFields) -> ModelSpec:
     t.only({"provider", "model", "temperature", "max_output_tokens", "stop", "base_url",
             "api_key_env", "model_path", "n_ctx", "n_threads", "rope_freq_scale",
             "prompt_cache_mb"})
-    provider = t.req_enum("provider", ["openai", "anthropic", "llamacpp", "fixture"])
+    provider = t.req_enum("provider", provider_names())
+    factory = provider_factory(provider)
     key_env = t.matching("api_key_env", _ENV, "an environment variable NAME (not the key)",
                          optional=True)
     temperature = t.number("temperature", minimum=0, maximum=2, optional=True)
     return ModelSpec(
         provider=provider,
-        model=t.string("model", optional=True) or
-        ("extractive-reader-v1" if provider == "fixture" else
-         "SmolLM2-135M-Instruct.Q4_1" if provider == "llamacpp" else t.req_string("model")),
+        model=t.string("model", optional=True) or factory.default_model
+        or t.req_string("model"),
         temperature=0.0 if temperature is None else temperature,
         max_output_tokens=t.integer("max_output_tokens", minimum=1,
                                     maximum=BOUNDS["max_output_tokens"], optional=True) or 256,
@@ -340,15 +348,15 @@ def _limits(t: _TomlFields | None) -> Limits:
 
 def _workload_scoring(top: _TomlFields, scoring: _TomlFields | None, workload: WorkloadSpec,
                       conditions: list[ConditionSpec], judge: JudgeSpec | None) -> None:
-    """A BFCL or LongBench workload is scored by its own scorer; tools take tool strategies."""
-    own = WORKLOAD_SCORERS[workload.format]
+    """A workload with its own scorer (BFCL, LongBench) takes no task_score; tool-schema
+    tasks take tool strategies."""
+    fmt = workload_format(workload.format)
     if scoring is not None and scoring.value.get("task_score") is not None:
         scoring.fail("task_score", f"no task_score (a {workload.format} workload is scored "
-                     f"by {own})", scoring.value.get("task_score"))
-    if judge is not None and workload.format == "bfcl":
-        top.fail("scoring", "no judge (BFCL answers are checked by the AST checker)",
-                 got_text="a [scoring.judge] table")
-    if workload.format != "bfcl":
+                     f"by {fmt.own_scorer})", scoring.value.get("task_score"))
+    if judge is not None and fmt.judge_refusal is not None:
+        top.fail("scoring", fmt.judge_refusal, got_text="a [scoring.judge] table")
+    if fmt.context != "tool_schemas":
         return
     for index, cond in enumerate(conditions):
         # Tool strategies select schemas; any other installed strategy builds its packet
@@ -401,13 +409,14 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
                  "experiment)", got_text="only " + names[0])
     pricing = top.string("pricing", optional=True)
     if pricing is None:
-        if model.provider != "fixture":
+        if not provider_factory(model.provider).fixture:
             top.fail("pricing", 'a pricing snapshot path or "self_hosted"')
         pricing = "zero_cost_fixture"
     elif pricing != "self_hosted":
         pricing = str(_resolve(base, pricing))
     scoring = top.table_of("scoring", optional=True)
-    scorer = "answer_terms" if workload.format == "eceb" else "token_f1"
+    fmt = workload_format(workload.format)
+    scorer = fmt.default_scorer
     judge: JudgeSpec | None = None
     if scoring is not None:
         scoring.only({"task_score", "judge"})
@@ -418,13 +427,11 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
             judge_table.value = {k: v for k, v in judge_table.value.items() if k != "rubric"}
             judge = JudgeSpec(model=_model(judge_table),
                               rubric=_resolve(base, rubric) if rubric else None)
-    if workload.format in WORKLOAD_SCORERS:
+    if fmt.own_scorer is not None:
         _workload_scoring(top, scoring, workload, conditions, judge)
-        scorer = WORKLOAD_SCORERS[workload.format]
-    elif workload.format == "eceb" and scorer != "answer_terms":
-        scoring_fields = scoring or top
-        scoring_fields.fail("task_score", "answer_terms for an ECEB workload (it has no gold "
-                            "answers)", scorer)
+        scorer = fmt.own_scorer
+    elif (refused := fmt.check_scorer(scorer)) is not None:
+        (scoring or top).fail("task_score", refused, scorer)
     cef = top.table_of("cef", optional=True)
     prereg: Path | None = None
     if cef is not None:

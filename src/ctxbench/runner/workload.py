@@ -9,6 +9,7 @@ fixed task order of the run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 from ctxbench.core import Fields, InputError, blake3_file, iter_jsonl
 from ctxbench.runner.spec import BFCL_PREFIX, BUILTIN_SEED, WorkloadSpec
 
-__all__ = ["WorkTask", "Workload", "bfcl_registry_workload", "load_workload"]
+__all__ = ["BFCL", "ECEB", "LONGBENCH", "QA", "BuiltinFormat", "WorkTask", "Workload",
+           "bfcl_registry_workload", "load_workload"]
 
 # LongBench's row fields; the runner reads the first four, and any other name is an error.
 _LONGBENCH_FIELDS = ("_id", "input", "context", "answers", "length", "dataset", "language",
@@ -148,12 +150,89 @@ def _load_longbench(spec: WorkloadSpec) -> Workload:
 
 
 def load_workload(spec: WorkloadSpec) -> Workload:
-    """Load the spec's workload, verifying an ECEB corpus against its registry first."""
-    if spec.format == "bfcl":
-        return _load_bfcl(spec)
-    if spec.format == "longbench":
-        return _load_longbench(spec)
-    return _load_eceb(spec) if spec.format == "eceb" else _load_qa(spec)
+    """Load the spec's workload by its format (an ECEB corpus is verified first)."""
+    from ctxbench.runner.workload_formats import workload_format
+
+    return workload_format(spec.format).load(spec)
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinFormat:
+    """One of ctxbench's own workload formats (see
+    :class:`~ctxbench.runner.workload_formats.WorkloadFormat`)."""
+
+    name: str
+    context: str
+    loader: Callable[[WorkloadSpec], Workload]
+    default_scorer: str = "token_f1"
+    own_scorer: str | None = None
+    scorer: Callable[[WorkTask, str], float] | None = None
+    prefix: str | None = None
+    takes_offset: bool = False
+    judge_refusal: str | None = None
+    extension: str | None = None  # the format of an unnamed source with this ending
+    fallback: bool = False  # the format of an unnamed source without any such ending
+    only_scorer: tuple[str, str] | None = None  # the one task_score it takes, and why
+
+    def default_for(self, source: str) -> bool:
+        if self.prefix is not None:
+            return source.startswith(self.prefix)
+        if self.fallback:
+            return not source.endswith(_EXTENSIONS)
+        return self.extension is not None and source.endswith(self.extension)
+
+    def resolve_source(self, source: str, base: Path) -> str:
+        if self.prefix is not None:
+            return _bfcl_source(source)
+        if source == BUILTIN_SEED:
+            return source
+        path = Path(source).expanduser()
+        return str(path if path.is_absolute() else base / path)
+
+    def check_scorer(self, scorer: str) -> str | None:
+        if self.only_scorer is None or scorer == self.only_scorer[0]:
+            return None
+        return f"{self.only_scorer[0]} {self.only_scorer[1]}"
+
+    def load(self, spec: WorkloadSpec) -> Workload:
+        return self.loader(spec)
+
+    def score(self, task: WorkTask, answer: str) -> float | None:
+        return None if self.scorer is None else self.scorer(task, answer)
+
+
+def _bfcl_source(source: str) -> str:
+    from ctxbench.runner.workload_formats import SourceRefused
+    from ctxbench.workloads.bfcl import BFCL_CATEGORIES
+
+    if source[len(BFCL_PREFIX):] not in BFCL_CATEGORIES:
+        raise SourceRefused("bfcl:<category> with a category among " +
+                            ", ".join(BFCL_CATEGORIES))
+    return source
+
+
+def _score_bfcl(task: WorkTask, answer: str) -> float:
+    from ctxbench.workloads.bfcl import score_tool_answer
+
+    return score_tool_answer(task.source_task, answer)
+
+
+def _score_longbench(task: WorkTask, answer: str) -> float:
+    from ctxbench.workloads.longbench import score_longbench
+
+    return score_longbench(task.source_task, answer)
+
+
+_EXTENSIONS = (".jsonl",)  # the extensions of ctxbench's own formats (QA's)
+ECEB = BuiltinFormat("eceb", "corpus", _load_eceb, default_scorer="answer_terms",
+                     fallback=True,
+                     only_scorer=("answer_terms", "for an ECEB workload (it has no gold answers)"))
+QA = BuiltinFormat("qa", "task_text", _load_qa, extension=".jsonl")
+LONGBENCH = BuiltinFormat("longbench", "task_text", _load_longbench, own_scorer="longbench",
+                          scorer=_score_longbench)
+BFCL = BuiltinFormat("bfcl", "tool_schemas", _load_bfcl, own_scorer="bfcl_ast",
+                     scorer=_score_bfcl, prefix=BFCL_PREFIX, takes_offset=True,
+                     judge_refusal="no judge (BFCL answers are checked by the AST checker)")
 
 
 def bfcl_registry_workload(workload: Workload, folder: Path, *, budgets: tuple[int, ...],

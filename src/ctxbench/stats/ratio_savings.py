@@ -58,7 +58,10 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 PARTS = 5
 """Per-unit columns of one series: t, b, t*t, b*b, t*b (see :func:`log_ratio_parts`)."""
-_BATCH_ELEMENTS = 1 << 18
+# 64 Ki draws per batch: on the 2-core machine 1 << 16 took 0.035 s CPU (median of 8) for
+# 2,000 resamples of 2,500 units and 0.136 s for 10,000 units, against 0.046 s and 0.152 s
+# with 1 << 18 (a batch's three buffers then fit the cache; benchmarks/RESULTS.md).
+_BATCH_ELEMENTS = 1 << 16
 # Resamples per matrix product when the units are too many for a batch of that size.
 _PRODUCT_ROWS = 16
 # Threads for that path (numpy releases the GIL while drawing, counting and multiplying);

@@ -65,6 +65,7 @@ __all__ = [
     "score_interval",
     "score_interval_and_test",
     "score_test",
+    "statistic_one",
     "t_quantile",
 ]
 

