@@ -36,7 +36,7 @@ from ctxbench.stats.score import score_test
 from ctxbench.stats.sequential import efficacy_boundaries, inflation
 from ctxbench.stats.sequential_gates import gate_looks
 
-__all__ = ["EFFICIENCY_TRUTHS", "SCENARIOS", "EfficiencyRow", "design", "efficiency",
+__all__ = ["EFFICIENCY_TRUTHS", "SCENARIOS", "TWO_POINTS", "EfficiencyRow", "design", "efficiency",
            "efficiency_markdown", "efficiency_table"]
 
 FloatArray = NDArray[np.float64]
@@ -115,25 +115,32 @@ def _false_pass(draw: Draw, gate: str, d: SequentialDesign,
     return any(g.claimed for g in looks)
 
 
-def _designs() -> list[tuple[str, str, Draw, tuple[int, ...]]]:
+Support = tuple[float, float] | None
+"""The two points of a two-point design (its exact type-I is computable), else None."""
+
+
+def _designs() -> list[tuple[str, str, Draw, tuple[int, ...], Support]]:
     jumps = "rare +-0.1 jumps (11% toward the harm, 1% away)"
     return [
-        ("cef.H1", "binary scores, 11% of pairs differ", _jumps(0.06, 0.05, 1.0), (300, 1000)),
+        ("cef.H1", "binary scores, 11% of pairs differ", _jumps(0.06, 0.05, 1.0), (300, 1000),
+         None),
         ("cef.H1", "binary scores, 2% of pairs differ", _jumps(0.015, 0.005, 1.0),
-         (300, 1000)),
-        ("cef.H2", jumps, _jumps(0.11, 0.01, 0.1), (300,)),
+         (300, 1000), None),
+        ("cef.H2", jumps, _jumps(0.11, 0.01, 0.1), (300,), None),
         # H3's draw is the unsupported-claim delta's mirror: a rise is the harm.
-        ("cef.H3", jumps, _jumps(0.11, 0.01, 0.1), (300,)),
+        ("cef.H3", jumps, _jumps(0.11, 0.01, 0.1), (300,), None),
         ("cef.H1", "base 0.9; +0.05 on a third of tasks, 0.0 on 3%",
-         _broken_few(0.05, 1.0 / 3.0), (100, 300)),
+         _broken_few(0.05, 1.0 / 3.0), (100, 300), None),
         ("cef.H2", "base 0.9; +0.02 on half of tasks, 0.0 on 2.2%", _broken_few(0.02, 0.5),
-         (100, 300)),
+         (100, 300), None),
         ("cef.H1", "3 binary replicates per task, 4% of tasks fragile", _fragile(0.04),
-         (300,)),
+         (300,), None),
         ("cef.H1", "two points -1 / +1 (least favourable lattice)", _two_points(-1.0, 1.0),
-         (300, 1000)),
-        ("cef.H1", "two points -1 / +0.5", _two_points(-1.0, 0.5), (300,)),
-        ("cef.H4", "zero true reduction, lognormal(1) tokens", _lognormal_tokens, (300,)),
+         (300, 1000), (-1.0, 1.0)),
+        ("cef.H1", "two points -1 / +0.5", _two_points(-1.0, 0.5), (300,),
+         (-1.0, 0.5)),
+        ("cef.H4", "zero true reduction, lognormal(1) tokens", _lognormal_tokens, (300,),
+         None),
     ]
 
 
@@ -141,20 +148,28 @@ def _call(draw: Draw, gate: str, d: SequentialDesign, rng: np.random.Generator) 
     return _false_pass(draw, gate, d, rng)
 
 
-def _scenarios() -> tuple[Scenario, ...]:
+def _scenarios() -> tuple[tuple[Scenario, ...],
+                          dict[tuple[str, str, int], tuple[float, float, SequentialDesign]]]:
     out = []
-    for gate, name, draw, sizes in _designs():
+    two_points = {}
+    for gate, name, draw, sizes, support in _designs():
         for n in sizes:
             looks = 10 if n >= 1000 else 5
             for method in METHODS:
                 d = design(n, looks, method)
-                out.append(Scenario(
-                    gate=f"sequential.{gate}", name=f"{name}; {method}, {looks} looks",
-                    n=n, kind="type_i", simulate=partial(_call, draw, gate, d), goal="<= 2.5%"))
-    return tuple(out)
+                s = Scenario(gate=f"sequential.{gate}", name=f"{name}; {method}, {looks} looks",
+                             n=n, kind="type_i", simulate=partial(_call, draw, gate, d),
+                             goal="<= 2.5%")
+                out.append(s)
+                if support is not None and method != "betting":
+                    two_points[(s.gate, s.name, s.n)] = (support[0], support[1], d)
+    return tuple(out), two_points
 
 
-SCENARIOS: tuple[Scenario, ...] = _scenarios()
+SCENARIOS, TWO_POINTS = _scenarios()
+"""The type-I rows, and (gate, name, n) -> (low, high, design) of the two-point rows whose
+exact false-pass probability :func:`ctxbench.calibration.sequential_exact.exact_two_point`
+computes (the betting rows are not: their decision depends on the order of the tasks)."""
 
 
 # --- tasks saved at the same power ---------------------------------------------------------

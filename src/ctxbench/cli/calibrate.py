@@ -57,6 +57,13 @@ def calibrate(replications: int, gates: tuple[str, ...], names: tuple[str, ...],
     table = markdown_table(rows)
     document = rows_json(rows, seed=seed)
     if sequential:
+        from ctxbench.calibration.sequential_verdict import (
+            sequential_markdown,
+            sequential_rows_json,
+        )
+
+        table = sequential_markdown(rows)
+        document = sequential_rows_json(rows, seed=seed)
         from ctxbench.calibration.sequential import efficiency_markdown, efficiency_table
 
         found_rows = efficiency_table(replications=replications, seed=seed)

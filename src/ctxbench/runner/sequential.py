@@ -1,5 +1,6 @@
 """A run under a preregistered sequential design: tasks in a seeded order, a look after
-each group of tasks, and a stop when every claimed condition is decided.
+each group of tasks, a condition's stop at its decision, and the run's stop when every
+claimed condition is decided.
 
 When the spec's CEF preregistration declares ``[sequential]`` (docs/runner.md,
 docs/statistics.md), the run:
@@ -10,8 +11,9 @@ docs/statistics.md), the run:
   first ``max_tasks``;
 * runs the tasks of one look at a time; after each, reads the trial log back and
   decides every look so far (:func:`ctxbench.protocols.cef.sequential.analyze_sequential`,
-  a pure function of the trials recorded), writes ``sequential.json``, and stops the
-  whole matrix once every claimed condition is decided;
+  a pure function of the trials recorded), writes ``sequential.json``; a claimed
+  condition decided at a look runs no later task (the baseline and the undecided
+  conditions go on), and the whole matrix stops once every claimed condition is decided;
 * records the preregistration's digest and design in ``sequential-lock.json`` before
   the first trial; ``--resume`` with another preregistration (a design changed after a
   look) is refused. A resumed run replays its looks from the log, so it stops where it
@@ -56,9 +58,12 @@ class SequentialRun:
     async def execute(self, run_segment: Callable[[Sequence[PlannedTrial]],
                                                   Awaitable[RunOutcome]]) -> RunOutcome:
         """Run look by look until the study is decided (or interrupted)."""
-        completed = skipped = 0
+        completed = skipped = sent = 0
+        stopped: set[str] = set()
         for k, segment in enumerate(self.segments):
-            outcome = await run_segment(segment)
+            part = [p for p in segment if p.condition not in stopped]
+            sent += len(part)
+            outcome = await run_segment(part)
             completed += outcome.completed
             skipped += outcome.skipped
             if outcome.interrupted:
@@ -67,8 +72,10 @@ class SequentialRun:
             self.history.append(self.design.looks[k])
             atomic_write_json(self.out / RESULT_FILE, self.result.as_json())
             if self.result.stopped_at is not None:
-                self.not_run = sum(len(s) for s in self.segments[k + 1:])
                 break
+            # A decided condition stops here; the baseline and the rest go on.
+            stopped = {c.condition for c in self.result.conditions if c.decision != "continue"}
+        self.not_run = len(self.plan) - sent
         return RunOutcome(completed=completed, skipped=skipped, interrupted=False)
 
     def analyze(self, tasks: int) -> SequentialResult:
@@ -93,11 +100,21 @@ class SequentialRun:
         out = []
         for c in self.result.conditions:
             at = c.looks[-1]["H1"][0].tasks if c.looks else 0
-            out.append(f"sequential: {c.condition}: {c.decision.replace('_', ' ')} at {at} "
-                       f"of {self.design.max_tasks} tasks")
-        if self.not_run:
-            out.append(f"sequential: stopped at {self.result.stopped_at} tasks; "
+            line = (f"sequential: {c.condition}: {c.decision.replace('_', ' ')} at {at} "
+                    f"of {self.design.max_tasks} tasks")
+            if c.decision != "continue":
+                line += f" (look {self.design.looks.index(at) + 1})"
+                trials, cost = self.result.saved(c.condition)
+                if at < self.design.max_tasks:
+                    line += f"; stopped there: {trials} trials, {cost:.6f} USD not run"
+            out.append(line)
+        stop = self.result.stopped_at
+        if stop is not None and stop < self.design.max_tasks:
+            out.append(f"sequential: stopped at {stop} tasks; "
                        f"{self.not_run} planned trials not run ({RESULT_FILE})")
+        elif self.not_run:
+            out.append(f"sequential: {self.not_run} planned trials of the conditions decided "
+                       f"early not run ({RESULT_FILE})")
         return out
 
 

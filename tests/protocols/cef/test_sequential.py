@@ -108,3 +108,49 @@ def test_a_design_file_without_the_table_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"e.json: sequential: expected a \[sequential\] "
                                          r"table"):
         load_design(tmp_path / "e.json")
+
+
+def test_a_condition_stopped_at_its_decision_replays_to_the_same_looks(tmp_path: Path) -> None:
+    from ctxbench.protocols.cef.analysis import analyze
+
+    path = _trials(tmp_path / "t.jsonl", 300, 0.08)
+    prereg = parse_preregistration(_prereg(), path="p")
+    full = analyze_sequential(read_table([path]), prereg).as_json()
+    stop = full["conditions"]["entroly"]["decided_at_tasks"]
+    assert full["conditions"]["entroly"]["decided_at_look"] == stop // 60
+    # The candidate stops at its decision; the baseline goes on to 300 tasks.
+    lines = path.read_text().splitlines()
+    cut = [ln for k, ln in enumerate(lines) if k < 2 * stop or '"raw"' in ln]
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(cut) + "\n")
+    part = analyze_sequential(read_table([short]), prereg).as_json()
+    assert part["conditions"]["entroly"]["looks"] == full["conditions"]["entroly"]["looks"]
+    assert part["conditions"]["entroly"]["trials_saved"] == 300 - stop
+    report = analyze(read_table([short]), prereg, invocation={})
+    (comparison,) = report.aggregate.comparisons
+    assert comparison.paired_units == stop
+    # Without a sequential design an incomplete matrix is refused, as before; with one,
+    # the baseline must still be in every unit.
+    fixed = parse_preregistration({k: v for k, v in _prereg().items() if k != "sequential"},
+                                  path="p")
+    with pytest.raises(InputError, match="incomplete condition matrix"):
+        analyze(read_table([short]), fixed, invocation={})
+    no_base = tmp_path / "nobase.jsonl"
+    no_base.write_text("\n".join(ln for k, ln in enumerate(lines)
+                                 if not (k >= 2 * stop and '"raw"' in ln)) + "\n")
+    with pytest.raises(InputError, match="incomplete condition matrix"):
+        analyze(read_table([no_base]), prereg, invocation={})
+
+
+def test_a_condition_missing_tasks_before_its_decision_is_refused(tmp_path: Path) -> None:
+    path = _trials(tmp_path / "t.jsonl", 300, 0.0, seed=3)
+    prereg = parse_preregistration(_prereg(futility=False), path="p")
+    lines = path.read_text().splitlines()
+    # The candidate lacks its trials after 100 tasks although it was not decided there.
+    cut = [ln for k, ln in enumerate(lines) if k < 200 or '"raw"' in ln]
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(cut) + "\n")
+    with pytest.raises(InputError, match=r"trials: condition entroly: expected every task "
+                       r"of the run order up to the look where it was decided .* got 100 "
+                       r"of the 300 tasks"):
+        analyze_sequential(read_table([short]), prereg)

@@ -109,6 +109,13 @@ def _compare(scores: Scores, pairing: Pairing, prereg: Preregistration,
              units: NDArray[np.int64], cluster: NDArray[np.int64] | None, k: int,
              rng: np.random.Generator, strata: NDArray[np.int64] | None,
              min_savings: float) -> ConditionResult:
+    present = pairing.rows[units, k] >= 0  # all but a condition stopped early (sequential)
+    if not present.all():
+        if strata is not None:
+            strata = (strata[present] if cluster is None else
+                      _cluster_strata(cluster[present], pairing.unit_stratum[units[present]]))
+        units = units[present]
+        cluster = None if cluster is None else cluster[present]
     sums = pair_columns(scores, pairing.rows[units, 0], pairing.rows[units, k], cluster)
     return compare_condition(sums, rng=rng, n_resamples=prereg.bootstrap_samples,
                              level=prereg.confidence_level, strata=strata,

@@ -100,6 +100,7 @@ def _operating_points(scores: Scores, rows: NDArray[np.int64],
     values: list[dict[str, Any]] = []
     for k, condition in enumerate(conditions):
         idx = rows[:, k]
+        idx = idx[idx >= 0]  # fewer for a condition stopped at its sequential decision
         n = int(idx.shape[0])
         ctx = exact_total(scores.context_tokens[idx])
         cost = float(scores.billed_cost_usd[idx].sum())
@@ -219,7 +220,7 @@ def assemble(*, table: TrialTable, pairing: Pairing, prereg: Preregistration, sc
         points = _operating_points(scores, pairing.rows[s["units"]], pairing.conditions)
         strata_out.append(Stratum(
             label=stratum_label(key), key=StratumKey(*key), tasks=s["tasks"],
-            paired_units=next(iter(s["results"].values())).units,
+            paired_units=max(r.units for r in s["results"].values()),
             min_savings=s["threshold"], operating_points=points,
             pareto_frontier=tuple(p.condition for p in points if p.on_pareto_frontier),
             comparisons=tuple(comparisons)))
@@ -248,7 +249,7 @@ def assemble(*, table: TrialTable, pairing: Pairing, prereg: Preregistration, sc
         cost_source_references_total=len(table.cost_references))
     aggregate_out = Aggregate(
         strata=len(strata_out), tasks=aggregate["tasks"],
-        paired_units=next(iter(aggregate["results"].values())).units,
+        paired_units=max(r.units for r in aggregate["results"].values()),
         min_savings=aggregate["threshold"],
         resampling=("single stratum: the aggregate is that stratum's result"
                     if len(strata_out) == 1 else
@@ -368,6 +369,14 @@ def _caveats(cc: ClaimClass, failures: Failures, aggregate: Aggregate,
         if comp.cost_reduction.estimate is None:
             out.append(f"Cost reduction for {comp.condition} is undefined: the baseline's "
                        "total billed cost is zero.")
+    held = (pairing.rows >= 0).sum(axis=0)
+    for k in np.flatnonzero(held < pairing.rows.shape[0]):  # only under a sequential design
+        out.append(f"{pairing.conditions[k]} holds {held[k]} of {pairing.rows.shape[0]} "
+                   "paired units: under the preregistered sequential design a condition "
+                   "stops at the look where it is decided. Its comparison here is the "
+                   "fixed-design analysis of the tasks it ran; its decision is the "
+                   "sequential one, from that look (sequential.json, cef analyze "
+                   "--sequential).")
     for ex in exclusions:
         if ex.trials_removed == 0:
             out.append(f"Exclusion of task {ex.task_id} matched no trials.")

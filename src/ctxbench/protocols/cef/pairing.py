@@ -5,7 +5,10 @@ scorer); a stratum is (provider, model, workload, workload_version, scorer). Eve
 task-replicate must hold exactly one trial of every condition of the matrix: duplicates
 and missing cells are rejected, listing the first 5 (each with the file:line of a
 trial of its unit) and a count, rather than comparing
-unequal task subsets.
+unequal task subsets. Under a preregistered sequential design a candidate condition may
+lack units (it stopped at its decision while the others went on; docs/runner.md): its
+cells there are -1 in ``Pairing.rows`` and each comparison pairs the units both hold.
+The baseline must still be in every unit.
 """
 
 from __future__ import annotations
@@ -46,9 +49,10 @@ class ExclusionResult:
 class Pairing:
     """Units in canonical order (stratum, task_id, replicate) and their trial rows.
 
-    ``rows[u, k]`` is the trial index of condition ``conditions[k]`` in unit ``u``;
-    column 0 is the baseline. ``unit_stratum`` and ``unit_task`` give each unit's
-    stratum index (into ``strata``, sorted) and task index (canonical, contiguous).
+    ``rows[u, k]`` is the trial index of condition ``conditions[k]`` in unit ``u`` (-1:
+    none, only under a sequential design); column 0 is the baseline. ``unit_stratum``
+    and ``unit_task`` give each unit's stratum index (into ``strata``, sorted) and task
+    index (canonical, contiguous).
     """
 
     strata: tuple[StratumKey, ...]
@@ -195,13 +199,18 @@ def pair_trials(table: TrialTable, prereg: Preregistration) -> Pairing:
         place, cells = describe(dup, True)
         raise InputError(f"{place}: duplicate trials for a pairing key and condition: "
                          + _listing("duplicated", cells, int(dup.shape[0])))
-    missing = np.flatnonzero(counts.ravel() == 0)
+    absent = counts == 0
+    if prereg.sequential is not None:
+        # A condition stopped at its sequential decision lacks the later tasks; each
+        # comparison pairs the units it holds (rows -1). The baseline is in every unit.
+        absent[:, 1:] = False
+    missing = np.flatnonzero(absent.ravel())
     if missing.shape[0]:
         place, cells = describe(missing, False)
         raise InputError(f"{place}: incomplete condition matrix (every task-replicate must "
                          f"hold {', '.join(conditions)}): "
                          + _listing("missing", cells, int(missing.shape[0])))
-    rows = np.empty((n_units, n_cond), dtype=np.int64)
+    rows = np.full((n_units, n_cond), -1, dtype=np.int64)
     rows[unit, cond_col] = idx
     unit_task = task[unit_first]
     unit_stratum_code = table.task_stratum[inv_task[unit_task]]

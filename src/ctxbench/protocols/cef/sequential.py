@@ -5,9 +5,13 @@ where its first trial appears; every condition and replicate of a task counts as
 task) and, at each look of ``prereg.sequential``, decides H1-H4 of every claimed
 condition over the first ``n_k`` tasks (one cluster per task, over every stratum, as in
 the aggregate) with :mod:`ctxbench.stats.sequential_gates`. A condition stops at its
-first decision other than ``continue``; the study stops when every condition has. The
-result records every look taken (tasks, boundary, each gate's statistic, threshold,
-interval and decision) and the trials and cost saved against running ``max_tasks``.
+first decision other than ``continue``; the study stops when every condition has. Each
+condition is paired with the baseline over the tasks both hold: one that stopped (the
+runner runs none of its later tasks) holds exactly the tasks up to its deciding look, so
+its looks replay to the same decision (anything else is refused). The result records
+every look taken (tasks, boundary, each gate's statistic, threshold, interval and
+decision) and the trials and cost saved, per condition and in all, against running
+``max_tasks``.
 Pure: the same trials and preregistration give the same result.
 
 H4 is decided as in the fixed design, at the look's nominal level: its score test and
@@ -42,7 +46,7 @@ from ctxbench.stats.sequential_gates import (
 )
 
 __all__ = ["GATES", "ConditionLooks", "SequentialResult", "analyze_sequential",
-           "condition_looks", "confirm_h4", "run_order"]
+           "condition_looks", "confirm_h4", "decided_at", "run_order"]
 
 FloatArray = NDArray[np.float64]
 ALPHA_OF_LEVEL = 0.5
@@ -186,8 +190,9 @@ class SequentialResult:
     nominal: tuple[float, ...]
     tasks_available: int
     conditions: tuple[ConditionLooks, ...]
-    trials_per_task: float
-    cost_per_task_usd: float
+    per_task: Mapping[str, tuple[float, float]]
+    """Every condition of the matrix (the baseline first) -> (trials, cost in USD) per
+    task it ran."""
 
     @property
     def stopped_at(self) -> int | None:
@@ -196,9 +201,26 @@ class SequentialResult:
             return None
         return max(c.looks[-1]["H1"][0].tasks for c in self.conditions)
 
+    def stops(self) -> dict[str, int | None]:
+        """Tasks at which each condition of the matrix stopped (None: it goes on). A
+        claimed condition stops at its decision; the baseline and the conditions not
+        claimed stop with the study."""
+        decided = {c.condition: decided_at(c) for c in self.conditions}
+        return {name: decided.get(name, self.stopped_at) for name in self.per_task}
+
+    def saved(self, condition: str) -> tuple[int, float]:
+        """Trials and cost not run for ``condition`` against running ``max_tasks``."""
+        stop = self.stops()[condition]
+        if stop is None:
+            return 0, 0.0
+        trials, cost = self.per_task[condition]
+        left = self.design.max_tasks - stop
+        return round(left * trials), left * cost
+
     def as_json(self) -> dict[str, Any]:
         stop = self.stopped_at
         used = stop if stop is not None else min(self.tasks_available, self.design.max_tasks)
+        saved = {name: self.saved(name) for name in self.per_task}
         return {
             "schema_version": "ctxbench.cef-sequential.v1",
             "design": self.design.as_dict(),
@@ -209,11 +231,18 @@ class SequentialResult:
             "tasks_available": self.tasks_available,
             "stopped_at_tasks": stop,
             "tasks_saved": self.design.max_tasks - used,
-            "trials_saved": round((self.design.max_tasks - used) * self.trials_per_task),
-            "trials_at_max": round(self.design.max_tasks * self.trials_per_task),
-            "cost_saved_usd": (self.design.max_tasks - used) * self.cost_per_task_usd,
-            "conditions": {c.condition: _condition_json(c) for c in self.conditions},
+            "trials_saved": sum(t for t, _ in saved.values()),
+            "trials_at_max": sum(round(self.design.max_tasks * t)
+                                 for t, _ in self.per_task.values()),
+            "cost_saved_usd": sum(c for _, c in saved.values()),
+            "conditions": {c.condition: _condition_json(c, self.design, saved[c.condition])
+                           for c in self.conditions},
         }
+
+
+def decided_at(c: ConditionLooks) -> int | None:
+    """The tasks at the look where ``c`` was decided (None: it continues)."""
+    return None if c.decision == "continue" else c.looks[-1]["H1"][0].tasks
 
 
 def _num(x: float) -> float | None:
@@ -229,16 +258,32 @@ def _gate_json(g: GateLook, d: Decision) -> dict[str, Any]:
     return out
 
 
-def _condition_json(c: ConditionLooks) -> dict[str, Any]:
+def _condition_json(c: ConditionLooks, design: SequentialDesign,
+                    saved: tuple[int, float]) -> dict[str, Any]:
+    at = decided_at(c)
     return {
         "decision": c.decision,
-        "decided_at_tasks": (None if c.decision == "continue"
-                             else c.looks[-1]["H1"][0].tasks),
+        "decided_at_tasks": at,
+        "decided_at_look": None if at is None else design.looks.index(at) + 1,
+        "trials_saved": saved[0],
+        "cost_saved_usd": saved[1],
         "looks": [{"look": k + 1, "tasks": row["H1"][0].tasks, "decision": c.decisions[k],
                    "h4_bootstrap_t_low": c.confirm[k],
                    "gates": {h: _gate_json(*row[h]) for h in row}}
                   for k, row in enumerate(c.looks)],
     }
+
+
+def _check_stopped(c: ConditionLooks, held: NDArray[np.int64], tasks: int) -> None:
+    """A condition with fewer tasks than the baseline must hold exactly the tasks up to
+    the look where it was decided (it stopped there)."""
+    at = decided_at(c)
+    if at is None or held.shape[0] != at or int(held[-1]) != at - 1:
+        raise InputError(
+            f"trials: condition {c.condition}: expected every task of the run order up to "
+            "the look where it was decided (under a sequential design a condition stops "
+            f"only there), got {held.shape[0]} of the {tasks} tasks"
+            + ("" if at is None else f" (decided at {at})"))
 
 
 def analyze_sequential(table: TrialTable, prereg: Preregistration, *,
@@ -262,19 +307,27 @@ def analyze_sequential(table: TrialTable, prereg: Preregistration, *,
                   (prereg.claims if prereg.claims is not None else pairing.conditions[1:]))
     threshold = max(prereg.min_savings_for(s[2]) for s in pairing.strata)
     results = []
-    for k, condition in enumerate(pairing.conditions[1:], start=1):
-        if condition not in chosen:
+    per_task = {}
+    for k, condition in enumerate(pairing.conditions):
+        rows = pairing.rows[:, k][pairing.rows[:, k] >= 0]
+        ran = max(int(np.unique(order[rows]).shape[0]), 1)
+        per_task[condition] = (rows.shape[0] / ran, float(table.billed_cost_usd[rows].sum()) / ran)
+        if k == 0 or condition not in chosen:
             continue
-        sums = pair_columns(scores, pairing.rows[:, 0], pairing.rows[:, k], unit_order)
-        results.append(condition_looks(
+        # Paired over the tasks both hold: a condition stopped at its decision has only
+        # the tasks up to that look, so its looks replay to the same decision.
+        units = np.flatnonzero(pairing.rows[:, k] >= 0)
+        sums = pair_columns(scores, pairing.rows[units, 0], pairing.rows[units, k],
+                            unit_order[units])
+        looks = condition_looks(
             sums, design, level=prereg.confidence_level, tolerance=prereg.quality_tolerance,
             min_savings=threshold, rng=derive_rng(prereg.seed, "cef", "sequential", condition),
-            n_resamples=prereg.bootstrap_samples, interval=True, condition=condition))
+            n_resamples=prereg.bootstrap_samples, interval=True, condition=condition)
+        if units.shape[0] < pairing.rows.shape[0]:
+            _check_stopped(looks, np.unique(unit_order[units]), tasks)
+        results.append(looks)
     b = efficacy_boundaries(design.fractions(), alpha=(1.0 - prereg.confidence_level) / 2.0,
                             method="pocock" if design.method == "pocock" else "obrien_fleming")
-    kept = int(pairing.keep.sum())
-    cost = float(table.billed_cost_usd[pairing.keep].sum())
     return SequentialResult(design=design, boundaries=b.z, nominal=b.nominal,
                             tasks_available=tasks, conditions=tuple(results),
-                            trials_per_task=kept / max(tasks, 1),
-                            cost_per_task_usd=cost / max(tasks, 1))
+                            per_task=per_task)
