@@ -1,11 +1,13 @@
 """The built-in agent workload: a small store catalog, four deterministic tools, 18 tasks.
 
 Each task asks for one fact (a price, a stock count, an aisle) or two chained ones (the
-item in an aisle, then its price). Every tool answers with the fact's sentence first and
-then the item's catalog record (about 150 tokens), so the conversation grows by a
-screenful per step, as an agent's tool outputs do, and a context manager has something
-to cut. The data ships in the package (``ctxbench/data/agent-tasks/tasks.json``);
-:func:`agent_tasks` reads and checks it (a located error for anything malformed).
+item in an aisle, then its price). Every tool answers with the item's catalog record
+(about 130 tokens), then the fact's sentence and a line inviting the final answer, so the
+conversation grows by a screenful per step, as an agent's tool outputs do, and a context
+manager has something to cut. The system prompt shows one worked example: the embedded
+135M model follows the call format from it. The data ships in the package
+(``ctxbench/data/agent-tasks/tasks.json``); :func:`agent_tasks` reads and checks it (a
+located error for anything malformed).
 """
 
 from __future__ import annotations
@@ -44,16 +46,19 @@ def _path() -> Path:
                                                          "tasks.json")))
 
 
-def _record(name: str, item: Mapping[str, Any]) -> str:
+def _record(name: str, item: Mapping[str, Any], fact: str) -> str:
+    """The item's catalog record, then the fact asked for, then a hint to answer."""
     sku = "".join(w[:3].upper() for w in name.split())
     return "\n".join([
-        f"Catalog record {sku}-{item['aisle']:02d} for the {name}:",
+        f"Catalog record {sku} for the {name}:",
         f"  supplier: {item['supplier']}; shipping weight: {item['weight']}",
         "  warranty: two years from the date of purchase, receipt required",
         "  returns: unused items within thirty days, in the original packaging",
         "  care: wipe with a dry cloth; do not use abrasive cleaners",
         "  restocking: weekly delivery on Tuesdays, counted on Wednesday mornings",
         f"  notes: the {name} is part of the home range and is sold in store only",
+        fact,
+        "If this answers the task, call final_answer with the answer.",
     ])
 
 
@@ -69,20 +74,20 @@ class _Catalog:
 
     def get_price(self, item: str) -> str:
         name, data = self._item(item)
-        return f"The price of the {name} is {data['price']} dollars.\n{_record(name, data)}"
+        return _record(name, data, f"The price of the {name} is {data['price']} dollars.")
 
     def get_stock(self, item: str) -> str:
         name, data = self._item(item)
-        return f"There are {data['stock']} units of the {name} in stock.\n{_record(name, data)}"
+        return _record(name, data, f"There are {data['stock']} units of the {name} in stock.")
 
     def get_aisle(self, item: str) -> str:
         name, data = self._item(item)
-        return f"The {name} is in aisle {data['aisle']}.\n{_record(name, data)}"
+        return _record(name, data, f"The {name} is in aisle {data['aisle']}.")
 
     def find_item(self, aisle: int) -> str:
         for name, data in self.items.items():
             if data["aisle"] == aisle:
-                return f"The item in aisle {aisle} is the {name}.\n{_record(name, data)}"
+                return _record(name, data, f"The item in aisle {aisle} is the {name}.")
         raise KeyError(f"no item is in aisle {aisle}")
 
 
