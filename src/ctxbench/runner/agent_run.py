@@ -21,7 +21,8 @@ recorded. From that log alone:
 - ``cef-report.json`` / ``.md`` against ``cef-prereg.json``, written before the first trial;
 - ``public-eval/<condition>.jsonl`` rows (resolved only for a final answer that scores 1;
   tokens, usd, latency_ms, tool_calls) and ``public-eval-<condition>.json`` / ``.md``,
-  each treatment against the baseline.
+  each treatment against the baseline;
+- ``report.html``: the run page (the CEF report, then the per-turn context curves).
 """
 
 from __future__ import annotations
@@ -278,4 +279,7 @@ def write_agent_reports(out: Path, *, baseline: str, conditions: Sequence[str]
                           render_markdown(report.to_json(), where=str(target)))
         paths[target.name] = target
         verdicts.append(f"public-eval {name} vs {baseline}: {claim_sentence(report)}")
+    from ctxbench.render.html.report import write_html
+
+    paths["report.html"] = write_html([out], out / "report.html")
     return paths, verdicts

@@ -95,6 +95,11 @@ def _source_sections(source: Source, views: list[tuple[str, View]], ids: Ids, ou
                             s.hint and f"{KINDS[kind]}: {s.hint}") for s in secs]
         out_sections += secs
     if source.is_run:
+        from ctxbench.render.html.agent_curves import agent_section
+
+        curves = agent_section(source.path, ids, prefix)
+        if curves is not None:
+            out_sections.append(curves)
         body = (kv_table(_manifest(source.manifest), caption="Manifest")
                 if source.manifest is not None else "<p>This directory has no manifest.json."
                                                     "</p>")
