@@ -2,9 +2,9 @@
 
 The first request of a conversation gets a ``tool_calls`` answer (``get_price`` of the
 item quoted in the task); once a ``tool`` message is present it answers in plain text
-with the result's first line. It checks that the history came back natively (an
-assistant message with ``tool_calls`` and a ``tool`` message with its
-``tool_call_id``) and keeps every body it received.
+with the result's fact (its last line opening with "The "). It checks that the history
+came back natively (an assistant message with ``tool_calls`` and a ``tool`` message with
+its ``tool_call_id``) and keeps every body it received.
 """
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ class AgentServer:
             calls = [m for m in messages if m.get("tool_calls")]
             if not calls or tools[-1].get("tool_call_id") != calls[-1]["tool_calls"][0]["id"]:
                 self.problems.append("the tool result does not answer the call natively")
-            message = {"role": "assistant",
-                       "content": str(tools[-1]["content"]).split("\n", 1)[0]}
+            fact = [line for line in str(tools[-1]["content"]).split("\n")
+                    if line.startswith("The ")]
+            message = {"role": "assistant", "content": fact[-1] if fact else ""}
         return {"id": "cmpl", "choices": [{"index": 0, "message": message,
                                            "finish_reason": "stop"}], "usage": usage}
 

@@ -70,8 +70,8 @@ def test_tools_run_until_the_final_answer_and_usage_is_summed() -> None:
     assert outcome.tool_calls == 1 and len(outcome.turns) == 2
     second = provider.requests[1].messages
     assert second[-1].role == "user"
-    assert second[-1].content.startswith("Result of get_price:\nThe price of the blue kettle "
-                                         "is 14 dollars.")
+    assert second[-1].content.startswith("Result of get_price:\nCatalog record BLUKET ")
+    assert "\nThe price of the blue kettle is 14 dollars.\n" in second[-1].content
     assert outcome.usage.context_tokens == sum(t["input_tokens"] for t in outcome.turns)
     assert outcome.usage.output == 6
     assert [t["decision"]["turn"] for t in outcome.turns] == [0, 1]

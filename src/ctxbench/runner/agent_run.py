@@ -213,30 +213,38 @@ def run_agent_experiment(
                      seed=seed)
     log = TrialLog(out / "agent-trials.jsonl", resume=True)
     counter = get_tokenizer(tokenizer)
-    done = skipped = 0
     started = time.perf_counter()
+    counts = [0, 0]  # done, skipped
+
+    async def run_all() -> None:
+        # One event loop for the whole run: an HTTP provider's connections live in it.
+        try:
+            for replicate in range(replicates):
+                for task in tasks:
+                    for c in conditions:
+                        if (task.task_id, c.name, replicate) in log.recorded:
+                            counts[1] += 1
+                            continue
+                        outcome = await run_agent(
+                            instance, task, managers[c.manager], budget=c.budget,
+                            tokenizer=counter, limits=limits, seed=seed + replicate,
+                            extra=natives.get(c.name))
+                        log.append(_record(task, c, replicate, outcome, identity=identity,
+                                           native=natives.get(c.name), pricing=pricing))
+                        counts[0] += 1
+                        if say is not None:
+                            say(f"{task.task_id} {c.name} r{replicate}: "
+                                f"{outcome.stop_reason} ({len(outcome.turns)} turns, "
+                                f"{time.perf_counter() - started:.0f} s)")
+        finally:
+            await instance.aclose()
+
     try:
-        for replicate in range(replicates):
-            for task in tasks:
-                for c in conditions:
-                    if (task.task_id, c.name, replicate) in log.recorded:
-                        skipped += 1
-                        continue
-                    outcome = asyncio.run(run_agent(
-                        instance, task, managers[c.manager], budget=c.budget,
-                        tokenizer=counter, limits=limits, seed=seed + replicate,
-                        extra=natives.get(c.name)))
-                    log.append(_record(task, c, replicate, outcome, identity=identity,
-                                       native=natives.get(c.name), pricing=pricing))
-                    done += 1
-                    if say is not None:
-                        say(f"{task.task_id} {c.name} r{replicate}: {outcome.stop_reason} "
-                            f"({len(outcome.turns)} turns, {time.perf_counter() - started:.0f} s)")
+        asyncio.run(run_all())
     finally:
         log.close()
-        asyncio.run(instance.aclose())
     paths, verdicts = write_agent_reports(out, baseline=names[0], conditions=names)
-    return AgentRunSummary(out, done, skipped, tuple(verdicts), paths)
+    return AgentRunSummary(out, counts[0], counts[1], tuple(verdicts), paths)
 
 
 def write_agent_reports(out: Path, *, baseline: str, conditions: Sequence[str]
