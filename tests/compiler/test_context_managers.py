@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxbench.compiler.context_managers import (
     AgentMessage,
@@ -20,6 +22,7 @@ from ctxbench.compiler.context_managers import (
     get_context_manager,
     manager_source,
 )
+from ctxbench.compiler.context_managers.interface import messages_from_json, messages_to_json
 from ctxbench.compiler.tokenizers import get_tokenizer
 from ctxbench.core import InputError
 
@@ -213,3 +216,30 @@ def test_external_command_speaks_json(tmp_path: Path, fresh: None) -> None:
     assert dict(checked.details) == {"seen": "10"}
     with pytest.raises(ContextManagerFailure, match=r"invalid_output: messages\[0\]\.role"):
         decide(manager, _request(steps=0))
+
+
+_TEXT = st.text(max_size=12)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | _TEXT,
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(_TEXT, inner, max_size=3), max_leaves=12)
+_MESSAGE = st.builds(
+    AgentMessage, st.sampled_from(("system", "user", "assistant", "tool")), _TEXT,
+    st.lists(st.builds(ToolCallRef, _TEXT, _TEXT, _TEXT), max_size=2).map(tuple),
+    st.none() | _TEXT)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(_MESSAGE, max_size=4))
+def test_the_json_form_round_trips(messages: list[AgentMessage]) -> None:
+    assert messages_from_json("m", messages_to_json(messages)) == tuple(messages)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(
+    ("role", "content", "tool_calls", "tool_call_id", "extra")), _JSON, max_size=4),
+    max_size=3) | _JSON)
+def test_any_json_is_messages_or_a_located_refusal(value: object) -> None:
+    try:
+        messages_from_json("m", value)
+    except ContextManagerFailure as exc:
+        assert exc.kind == "invalid_output" and exc.reason.startswith("/messages")
