@@ -197,3 +197,28 @@ def test_native_context_management_is_sent_or_refused() -> None:
     with pytest.raises(InputError, match="native_context: provider fixture has no context "
                        "management"):
         native_context(FixtureProvider(), "native_compaction")
+
+
+def test_a_manager_past_its_deadline_is_the_trials_timeout() -> None:
+    import threading
+
+    release = threading.Event()
+
+    class Hangs:
+        name = "hangs"
+        budgeted = False
+        summarizes = False
+        summary = "never answers"
+
+        def manage(self, request: object) -> object:
+            release.wait(30)
+            return ()
+
+    try:
+        outcome = asyncio.run(run_agent(Scripted([]), _task(), Hangs(),  # type: ignore[arg-type]
+                                        budget=None, tokenizer=TOKENIZER,
+                                        limits=AgentLimits(manager_timeout_s=0.2)))
+    finally:
+        release.set()
+    assert outcome.stop_reason == "error"
+    assert outcome.error_type == "context_manager_failed:timeout: no decision within 0.2 s"

@@ -25,13 +25,16 @@ failed request ends it as an error, keeping the usage reported so far.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.compiler.context_managers import (
     AgentMessage,
+    CheckedDecision,
     ContextManager,
     ContextManagerFailure,
     ContextRequest,
@@ -62,6 +65,9 @@ class AgentLimits:
     max_turns: int = 6
     max_context_tokens: int | None = None
     max_output_tokens: int = 96
+    #: Seconds a context manager may take for one decision (a summarizing manager's model
+    #: calls included) before it is the trial's ``timeout`` failure.
+    manager_timeout_s: float = 900.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,8 +183,8 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
         request = ContextRequest(task.task_id, turn, tuple(conversation), tools, budget,
                                  tokenizer, trial.summarizer)
         try:
-            decision = await asyncio.to_thread(decide, manager, request,
-                                               restricted=task.restricted)
+            decision = await _decide(manager, manager_name, request, task.restricted,
+                                     limits.manager_timeout_s)
         except ContextManagerFailure as exc:
             return trial.outcome("error", None, exc.error_type)
         except RequestFailed as exc:  # a summarizing manager's own model call
@@ -232,6 +238,43 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
                 trial.usage.context_tokens >= limits.max_context_tokens:
             return trial.outcome("token_limit", None, None)
     return trial.outcome("turn_limit", None, None)
+
+
+async def _decide(manager: ContextManager, name: str, request: ContextRequest,
+                  restricted: Sequence[str], timeout_s: float) -> CheckedDecision:
+    """The manager's checked decision, from a daemon thread under ``timeout_s``.
+
+    A manager that never returns cannot be killed in-process, but it no longer holds up
+    the run (an ``external:`` command is killed at its own deadline instead).
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[CheckedDecision] = loop.create_future()
+
+    def settle(result: CheckedDecision | None, error: BaseException | None) -> None:
+        if future.done():
+            return  # the deadline passed first
+        if error is not None:
+            future.set_exception(error)
+        else:
+            assert result is not None
+            future.set_result(result)
+
+    def work() -> None:
+        result: CheckedDecision | None = None
+        error: BaseException | None = None
+        try:
+            result = decide(manager, request, restricted=restricted)
+        except BaseException as exc:  # handed to the loop: decide() already wrapped it
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name=f"ctxbench-context-manager-{name}", daemon=True).start()
+    try:
+        return await asyncio.wait_for(future, timeout_s)
+    except TimeoutError:
+        raise ContextManagerFailure(name, "timeout", f"no decision within {timeout_s:g} s") \
+            from None
 
 
 def _usage(usage: TokenUsage) -> dict[str, int]:
