@@ -1,5 +1,5 @@
 """``ctxbench demo``: the whole pipeline on the embedded workload and model; ``demo bfcl``: a
-BFCL slice under every context strategy."""
+BFCL slice under every context strategy; ``demo agent``: agent tasks under context managers."""
 
 from __future__ import annotations
 
@@ -90,6 +90,33 @@ def demo_bfcl(output: str, fixture: bool, replicates: int, tasks: int | None) ->
     for page in result.html_pages:
         click.echo(f"HTML page: {page}")
     return _finish(result)
+
+
+@demo.command("agent")
+@click.option("--output", "output", default="ctxbench-demo-agent", show_default=True,
+              type=click.Path(file_okay=False), help="Directory for the demo's files.")
+@click.option("--fixture", is_flag=True,
+              help="Use the deterministic fixture provider even if the embedded model is here.")
+@click.option("--tasks", default=None, type=click.IntRange(1, 1000),
+              help="Run only the first N agent tasks (default: all 18).")
+def demo_agent(output: str, fixture: bool, tasks: int | None) -> int:
+    """Run the built-in agent tasks under three context managers, then the reports.
+
+    \b
+    Example:
+      ctxbench demo agent --output ctxbench-demo-agent
+    """
+    from ctxbench.runner.demo_agent import run_agent_demo
+
+    result = run_agent_demo(output, provider="fixture" if fixture else None, tasks=tasks,
+                            say=click.echo)
+    for condition, (won, total) in result.resolved.items():
+        click.echo(f"{condition}: {won} of {total} tasks resolved ({won / total:.0%})")
+    for verdict in result.summary.verdicts:
+        click.echo(f"verdict: {verdict}")
+    click.echo(f"demo agent finished in {result.wall_s:.0f} s on {result.provider}; "
+               f"the reports are in {output}")
+    return 0
 
 
 def _finish(result: DemoResult) -> int:

@@ -18,11 +18,14 @@ from ctxbench.runner.providers.base import Message
 if TYPE_CHECKING:
     from ctxbench.workloads.tools import ToolSchema
 
-__all__ = ["ABSTAIN_TEXT", "PROMPT_TEMPLATE_DIGEST", "SYSTEM_PROMPT", "TOOL_FORMAT_PROMPT",
-           "TOOL_SYSTEM_PROMPT", "build_messages", "build_tool_messages",
+__all__ = ["ABSTAIN_TEXT", "AGENT_RESULT_HEAD", "PROMPT_TEMPLATE_DIGEST", "SYSTEM_PROMPT",
+           "TOOL_FORMAT_PROMPT", "TOOL_SYSTEM_PROMPT", "build_messages", "build_tool_messages",
            "prompting_messages", "split_prompt"]
 
 ABSTAIN_TEXT = "I cannot answer from the provided context."
+#: How a tool's result is shown, as a user message, to a provider without native tool
+#: messages (:mod:`ctxbench.runner.agent`).
+AGENT_RESULT_HEAD = "Result of {name}:\n"
 
 SYSTEM_PROMPT = (
     "Answer the question by copying the one sentence of the context that answers it. "

@@ -103,6 +103,11 @@ def _source_sections(source: Source, views: list[tuple[str, View]], ids: Ids, ou
         out_sections.append(drilldown_section(trials, out, prefix,
                                               [short_label(s) for s in trials.strata]))
     if source.is_run:
+        from ctxbench.render.html.agent_curves import agent_section
+
+        curves = agent_section(source.path, ids, prefix)
+        if curves is not None:
+            out_sections.append(curves)
         body = (kv_table(_manifest(source.manifest), caption="Manifest")
                 if source.manifest is not None else "<p>This directory has no manifest.json."
                                                     "</p>")

@@ -11,22 +11,31 @@ canonical text form (``[name(arg=value)]``), whatever text blocks came with them
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 import httpx
 
-from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
+from ctxbench.runner.providers.base import (
+    Message,
+    ProviderRequest,
+    ProviderResponse,
+    RequestFailed,
+)
 from ctxbench.runner.providers.http import complete_json
 from ctxbench.runner.redact import Redactor
 from ctxbench.runner.usage import normalize_anthropic
 from ctxbench.workloads.calls import CallParseError, calls_from_native, render_calls
 from ctxbench.workloads.tools import json_schema_parameters, native_name, native_names
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "parse_message"]
+__all__ = ["ANTHROPIC_VERSION", "CONTEXT_MANAGEMENT_BETA", "AnthropicProvider", "parse_message"]
 
 ANTHROPIC_VERSION = "2023-06-01"
+#: The beta that Anthropic's ``context_management`` request parameter (context editing:
+#: clearing old tool results) is documented under.
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 
 
 def _tool_uses(content: list[Any], names: Mapping[str, str]) -> str | None:
@@ -67,10 +76,34 @@ def parse_message(payload: dict[str, Any], names: Mapping[str, str] | None = Non
     return text, usage
 
 
+def _message(m: Message) -> dict[str, Any]:
+    """One message as the Messages API takes it: an agent's calls as ``tool_use`` blocks,
+    a tool's result as a user ``tool_result`` block."""
+    if m.tool_calls:
+        return {"role": "assistant", "content": [
+            {"type": "tool_use", "id": call_id, "name": native_name(name),
+             "input": json.loads(arguments)} for call_id, name, arguments in m.tool_calls]}
+    if m.role == "tool":
+        return {"role": "user", "content": [{"type": "tool_result",
+                                             "tool_use_id": m.tool_call_id,
+                                             "content": m.content}]}
+    return {"role": m.role, "content": m.content}
+
+
 class AnthropicProvider:
-    """Messages API client; the system message goes in the top-level ``system`` field."""
+    """Messages API client; the system message goes in the top-level ``system`` field.
+
+    A request whose ``extra`` holds ``context_management`` (Anthropic's context editing,
+    turned on by an agent's ``native_context`` condition) is sent with the beta header
+    :data:`CONTEXT_MANAGEMENT_BETA` that the parameter needs.
+    """
 
     usage_source = "provider_response"
+    native_tool_history = True
+    #: What an agent's ``native_context`` condition adds to each request: context
+    #: editing that clears old tool results (the documented default trigger and keep).
+    native_context_management: Mapping[str, Any] = {
+        "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]}}
 
     def __init__(self, *, model: str, base_url: str = "https://api.anthropic.com/v1",
                  api_key: str | None = None, timeout_s: float = 60.0,
@@ -97,8 +130,7 @@ class AnthropicProvider:
             "model": self.model,
             "max_tokens": request.max_output_tokens,
             "temperature": request.temperature,
-            "messages": [{"role": m.role, "content": m.content}
-                         for m in request.messages if m.role != "system"],
+            "messages": [_message(m) for m in request.messages if m.role != "system"],
         }
         if request.tools:
             body["tools"] = [{"name": native_name(t.name), "description": t.description,
@@ -113,7 +145,10 @@ class AnthropicProvider:
         return body
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
-        return await complete_json(self._client, self._url, self.body(request), self._headers,
+        headers = self._headers
+        if "context_management" in request.extra:
+            headers = {**headers, "anthropic-beta": CONTEXT_MANAGEMENT_BETA}
+        return await complete_json(self._client, self._url, self.body(request), headers,
                                    "request-id",
                                    partial(parse_message, names=native_names(request.tools)),
                                    normalize_anthropic,

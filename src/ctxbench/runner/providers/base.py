@@ -28,10 +28,17 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One chat message (``system``, ``user`` or, in a task's own history, ``assistant``)."""
+    """One chat message (``system``, ``user`` or, in a task's own history, ``assistant``).
+
+    In an agent's conversation (:mod:`ctxbench.runner.agent`) an ``assistant`` message
+    may carry ``tool_calls`` as (call id, name, JSON arguments), and a ``tool`` message
+    answers ``tool_call_id``; only providers with ``native_tool_history`` receive those.
+    """
 
     role: str
     content: str
+    tool_calls: tuple[tuple[str, str, str], ...] = ()
+    tool_call_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,9 @@ It answers with the context sentence that shares the most words with the questio
 abstains when none does) and counts words as tokens. Offered tool schemas, it calls the
 function whose name and description share the most words with the request (ties: the
 first offered), filling its required parameters from the request (see
-:func:`fixture_call`), or abstains when no function shares a word. Everything it produces is labeled
+:func:`fixture_call`), or abstains when no function shares a word; in an agent's
+conversation, once a tool's result is shown it calls ``final_answer`` with the result's
+sentence that best matches the task. Everything it produces is labeled
 ``deterministic_fixture`` / ``zero_cost_fixture`` and can never carry a headline claim.
 """
 
@@ -16,8 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxbench.core import TokenUsage, sha256_hex
-from ctxbench.runner.prompt import ABSTAIN_TEXT, prompting_messages, split_prompt
+from ctxbench.runner.prompt import (
+    ABSTAIN_TEXT,
+    AGENT_RESULT_HEAD,
+    prompting_messages,
+    split_prompt,
+)
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse
+from ctxbench.workloads.agent import FINAL_ANSWER
 from ctxbench.workloads.calls import ToolCall, render_calls
 from ctxbench.workloads.tools import ToolSchema
 
@@ -31,6 +39,7 @@ _STOP_WORDS = ("a an and are as at be by do does for from how in is it of on or 
 _STOP = frozenset(_STOP_WORDS.split())
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_RESULT = AGENT_RESULT_HEAD.split("{", 1)[0]
 _NAME_PARTS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[._\-]")
 
 
@@ -125,11 +134,19 @@ class FixtureProvider:
         if self.latency_ms > 0:
             time.sleep(self.latency_ms / 1000)
         messages = request.messages
+        results = [m.content for m in messages if m.content.startswith(_RESULT)]
         if request.tools:
             # Prompting format: the schemas are part of the prompt it is billed for.
             messages = prompting_messages(messages, request.tools)
-            text = fixture_call(request.tools, "\n".join(
-                m.content for m in request.messages if m.role == "user"))
+            if results and any(t.name == FINAL_ANSWER for t in request.tools):
+                # An agent that has seen a tool's result answers from the newest one.
+                task = next((m.content for m in request.messages if m.role == "user"), "")
+                text = render_calls([ToolCall(FINAL_ANSWER, {"answer": fixture_answer(
+                    results[-1][results[-1].index("\n") + 1:], task,
+                    request.max_output_tokens)})])
+            else:
+                text = fixture_call(request.tools, "\n".join(
+                    m.content for m in request.messages if m.role == "user"))
         else:
             context, question = split_prompt(messages)
             text = fixture_answer(context, question, request.max_output_tokens)

@@ -16,7 +16,12 @@ from typing import Any
 
 import httpx
 
-from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse, RequestFailed
+from ctxbench.runner.providers.base import (
+    Message,
+    ProviderRequest,
+    ProviderResponse,
+    RequestFailed,
+)
 from ctxbench.runner.providers.http import complete_json
 from ctxbench.runner.redact import Redactor
 from ctxbench.runner.usage import normalize_openai
@@ -70,10 +75,23 @@ def parse_chat_completion(payload: dict[str, Any], names: Mapping[str, str] | No
     return content, usage
 
 
+def _message(m: Message) -> dict[str, Any]:
+    """One message as Chat Completions takes it (an agent's tool calls and results native)."""
+    if m.tool_calls:
+        return {"role": m.role, "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": native_name(name), "arguments": arguments}}
+            for call_id, name, arguments in m.tool_calls]}
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+    return {"role": m.role, "content": m.content}
+
+
 class OpenAIProvider:
     """Chat Completions client; ``transport`` is injectable so tests never need a network."""
 
     usage_source = "provider_response"
+    native_tool_history = True
 
     def __init__(self, *, model: str, base_url: str = "https://api.openai.com/v1",
                  api_key: str | None = None, timeout_s: float = 60.0,
@@ -96,7 +114,7 @@ class OpenAIProvider:
         """The JSON body sent for ``request`` (extra parameters override nothing else)."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [_message(m) for m in request.messages],
             "max_tokens": request.max_output_tokens,
             "temperature": request.temperature,
         }

@@ -1,0 +1,293 @@
+"""Run agent tasks under several context managers, then write the CEF and public-eval reports.
+
+    summary = run_agent_experiment("out", tasks=agent_tasks(), provider="fixture",
+                                   conditions=[AgentCondition("full_history", "full_history"),
+                                               AgentCondition("last_k", "last_k_turns", 400)])
+
+Every trial (task x condition x replicate) is one line of ``agent-trials.jsonl``
+(``ctxbench.agent-trial.v1``: the stop reason, the final answer, the score, and every
+turn: the context manager's committed decision, the provider-reported usage, latency,
+request id and tool calls), fsynced before the next trial starts; a rerun skips what is
+recorded. From that log alone:
+
+- ``cef-trials.jsonl``: one ``ctxbench.trial.v1`` record per trial: task score (1 when the
+  final answer holds the expected answer), evidence recall (the share of the task's
+  evidence in what was sent on the last turn), ``context_tokens`` = the sum of the
+  provider-observed input tokens over the turns (a summarizing manager's calls included),
+  the summed output tokens, cost and latency; a trial that stopped without an answer
+  (``no_action``, ``turn_limit``, ``token_limit``) scores 0 and an error is a failed trial;
+  the condition's context commit is the BLAKE3 of its turns' decision commits (none for
+  the baseline, the first condition);
+- ``cef-report.json`` / ``.md`` against ``cef-prereg.json``, written before the first trial;
+- ``public-eval/<condition>.jsonl`` rows (resolved only for a final answer that scores 1;
+  tokens, usd, latency_ms, tool_calls) and ``public-eval-<condition>.json`` / ``.md``,
+  each treatment against the baseline;
+- ``report.html``: the run page (the CEF report, then the per-turn context curves).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxbench.compiler.context_managers import get_context_manager, manager_source
+from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from ctxbench.core import (
+    InputError,
+    TokenUsage,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    blake3_json,
+    iter_jsonl,
+    sha256_hex,
+)
+from ctxbench.core.money import micro_to_usd
+from ctxbench.runner.agent import AgentLimits, AgentOutcome, native_context, run_agent
+from ctxbench.runner.pricing import PricingSnapshot
+from ctxbench.runner.providers.base import Provider, get_provider
+from ctxbench.runner.reports import write_prereg
+from ctxbench.runner.trial_log import TrialLog
+from ctxbench.workloads.agent import AgentTask
+
+__all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRunSummary",
+           "cef_record", "public_eval_row", "run_agent_experiment"]
+
+AGENT_TRIAL_SCHEMA = "ctxbench.agent-trial.v1"
+SCORER = "agent-final-answer-v1"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCondition:
+    """One condition: a context manager, its budget, and whether the provider's own
+    context management is turned on (``native_compaction`` / ``combined`` in CEF terms)."""
+
+    name: str
+    manager: str
+    budget: int | None = None
+    native_context: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRunSummary:
+    """What a finished run wrote, and one verdict line per compared condition."""
+
+    output: Path
+    completed: int
+    skipped: int
+    verdicts: tuple[str, ...]
+    paths: Mapping[str, Path] = field(default_factory=dict)
+
+
+def _cost(provider: Provider, pricing: PricingSnapshot | None,
+          self_hosted: bool) -> tuple[str, str]:
+    if pricing is not None:
+        return "pricing_snapshot", pricing.reference
+    if provider.usage_source == "deterministic_fixture":
+        return "zero_cost_fixture", "ctxbench fixture provider"
+    if self_hosted or provider.name == "llamacpp":
+        return "self_hosted_no_api_fee", f"self-hosted {provider.model}"
+    raise InputError(f"pricing: expected a pricing snapshot for provider {provider.name} "
+                     "(or self_hosted for a local server), got none")
+
+
+def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome: AgentOutcome,
+            *, identity: Mapping[str, Any], native: Mapping[str, Any] | None,
+            pricing: PricingSnapshot | None) -> dict[str, Any]:
+    cost = 0
+    if pricing is not None:  # priced per turn (each turn is one request)
+        usages = [TokenUsage(uncached_input=t.get("input_tokens", 0)
+                             - t.get("cached_input_tokens", 0),
+                             cached_input=t.get("cached_input_tokens", 0),
+                             output=t.get("output_tokens", 0),
+                             reasoning=t.get("reasoning_tokens", 0))
+                  for t in outcome.turns]
+        usages += [TokenUsage(uncached_input=s["input_tokens"], output=s["output_tokens"])
+                   for t in outcome.turns for s in t.get("summaries", ())]
+        cost = sum(sum(pricing.cost_micro(u)) for u in usages)
+    score = task.score(outcome.final_answer) if outcome.stop_reason == "final_answer" else 0.0
+    return {
+        "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
+        "condition": condition.name, "replicate": replicate, "manager": condition.manager,
+        "manager_source": manager_source(condition.manager), "budget": condition.budget,
+        "native_context_management": dict(native) if native else None,
+        "stop_reason": outcome.stop_reason, "final_answer": outcome.final_answer,
+        "error_type": outcome.error_type, "task_score": score,
+        "evidence_recall": task.evidence_recall(outcome.final_sent),
+        "turns": list(outcome.turns), "turn_count": len(outcome.turns),
+        "tool_calls": outcome.tool_calls, "usage": outcome.usage.as_dict(),
+        "context_tokens": outcome.usage.context_tokens,
+        "output_tokens": outcome.usage.output, "reasoning_tokens": outcome.usage.reasoning,
+        "cost_micro_usd": cost, "latency_ms": round(outcome.latency_ms, 3),
+        "provider_request_id": outcome.request_id,
+    }
+
+
+def cef_record(trial: Mapping[str, Any], baseline: str) -> dict[str, Any]:
+    """The ``ctxbench.trial.v1`` record of one agent trial (see the module docstring)."""
+    failed = trial["stop_reason"] == "error"
+    used = trial["context_tokens"] + trial["output_tokens"] + trial["reasoning_tokens"]
+    usage_source = trial["usage_source"] if used or not failed else "runner_error"
+    answer = trial["final_answer"]
+    response = None if failed else (answer if answer is not None else "")
+    commits = [t["decision"] for t in trial["turns"]]
+    out: dict[str, Any] = {
+        "schema_version": "ctxbench.trial.v1",
+        **{k: trial[k] for k in ("workload", "workload_version", "task_id", "provider",
+                                 "model", "scorer", "cost_source", "cost_source_reference",
+                                 "replicate", "condition", "task_score", "evidence_recall",
+                                 "context_tokens", "reasoning_tokens", "output_tokens",
+                                 "latency_ms")},
+        "provider_request_id": trial["provider_request_id"] or "none",
+        "usage_source": usage_source, "outcome": "error" if failed else "success",
+        "error_type": trial["error_type"] if failed else None,
+        "context_sha256": sha256_hex(json.dumps(commits, sort_keys=True).encode("utf-8")),
+        "response_text": response,
+        "response_sha256": None if response is None else sha256_hex(response.encode("utf-8")),
+        "unsupported_claim_rate": 0.0,
+        "billed_cost_usd": micro_to_usd(trial["cost_micro_usd"]),
+        "context_commit_id": None if trial["condition"] == baseline
+        else "ctx_" + blake3_json(commits)[:32],
+        "strategy": trial["manager"],
+        "cached_input_tokens": trial["usage"]["cached_input_tokens"],
+    }
+    if trial["budget"] is not None:
+        out["budget"] = trial["budget"]
+    return out
+
+
+def public_eval_row(trial: Mapping[str, Any]) -> dict[str, Any]:
+    """The public-eval row of one agent trial: a premature stop or error is unresolved."""
+    tokens = trial["context_tokens"] + trial["output_tokens"] + trial["reasoning_tokens"]
+    return {"instance_id": trial["task_id"], "run": trial["replicate"],
+            "resolved": trial["stop_reason"] == "final_answer" and trial["task_score"] >= 1.0,
+            "tokens": tokens, "usd": micro_to_usd(trial["cost_micro_usd"]),
+            "usd_measured": trial["cost_source"] != "zero_cost_fixture",
+            "latency_ms": round(trial["latency_ms"]), "tool_calls": trial["tool_calls"],
+            "output_tokens": trial["output_tokens"],
+            "reasoning_tokens": trial["reasoning_tokens"]}
+
+
+def _lines(rows: Sequence[Mapping[str, Any]]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
+                   for r in rows).encode("utf-8")
+
+
+def run_agent_experiment(
+    output: str | Path, *, tasks: Sequence[AgentTask], conditions: Sequence[AgentCondition],
+    provider: str = "fixture", provider_options: Mapping[str, Any] | None = None,
+    replicates: int = 1, seed: int = 0, limits: AgentLimits | None = None,
+    workload: str = "ctxbench-agent-tasks", workload_version: str = "1",
+    tokenizer: str = DEFAULT_TOKENIZER, pricing: PricingSnapshot | None = None,
+    self_hosted: bool = False, say: Callable[[str], None] | None = None,
+) -> AgentRunSummary:
+    """Run every (task, condition, replicate) not yet recorded, then write the reports."""
+    if len(conditions) < 2:
+        raise InputError("conditions: expected a baseline and at least one other, got "
+                         f"{len(conditions)}")
+    limits = limits or AgentLimits()
+    names = [c.name for c in conditions]
+    if len(set(names)) != len(names):
+        raise InputError(f"conditions: expected distinct names, got {names}")
+    managers = {c.manager: get_context_manager(c.manager) for c in conditions}
+    for c in conditions:
+        if managers[c.manager].budgeted != (c.budget is not None) and c.budget is not None:
+            raise InputError(f"condition {c.name}: {c.manager} takes no budget")
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    instance = get_provider(provider, **dict(provider_options or {}))
+    cost_source, cost_reference = _cost(instance, pricing, self_hosted)
+    natives = {c.name: native_context(instance, c.name) for c in conditions if c.native_context}
+    identity = {"workload": workload, "workload_version": workload_version,
+                "provider": instance.name, "model": instance.model, "scorer": SCORER,
+                "usage_source": instance.usage_source, "cost_source": cost_source,
+                "cost_source_reference": cost_reference, "tokenizer": tokenizer}
+    prereg = out / "cef-prereg.json"
+    if not prereg.exists():
+        write_prereg(prereg, baseline=names[0], conditions=names, replicates=replicates,
+                     seed=seed)
+    log = TrialLog(out / "agent-trials.jsonl", resume=True)
+    counter = get_tokenizer(tokenizer)
+    started = time.perf_counter()
+    counts = [0, 0]  # done, skipped
+
+    async def run_all() -> None:
+        # One event loop for the whole run: an HTTP provider's connections live in it.
+        try:
+            for replicate in range(replicates):
+                for task in tasks:
+                    for c in conditions:
+                        if (task.task_id, c.name, replicate) in log.recorded:
+                            counts[1] += 1
+                            continue
+                        outcome = await run_agent(
+                            instance, task, managers[c.manager], budget=c.budget,
+                            tokenizer=counter, limits=limits, seed=seed + replicate,
+                            extra=natives.get(c.name))
+                        log.append(_record(task, c, replicate, outcome, identity=identity,
+                                           native=natives.get(c.name), pricing=pricing))
+                        counts[0] += 1
+                        if say is not None:
+                            say(f"{task.task_id} {c.name} r{replicate}: "
+                                f"{outcome.stop_reason} ({len(outcome.turns)} turns, "
+                                f"{time.perf_counter() - started:.0f} s)")
+        finally:
+            await instance.aclose()
+
+    try:
+        asyncio.run(run_all())
+    finally:
+        log.close()
+    paths, verdicts = write_agent_reports(out, baseline=names[0], conditions=names)
+    return AgentRunSummary(out, counts[0], counts[1], tuple(verdicts), paths)
+
+
+def write_agent_reports(out: Path, *, baseline: str, conditions: Sequence[str]
+                        ) -> tuple[dict[str, Path], list[str]]:
+    """The CEF and public-eval reports of ``out/agent-trials.jsonl`` (see the module)."""
+    from ctxbench.protocols.cef.api import analyze_files
+    from ctxbench.protocols.public_eval.api import compare_files
+    from ctxbench.protocols.public_eval.settings import Settings
+    from ctxbench.render.markdown import render_markdown
+    from ctxbench.render.public_eval import claim_sentence
+    from ctxbench.runner.reports import cef_verdicts
+
+    trials = [item.value for item in iter_jsonl(out / "agent-trials.jsonl")]
+    order = {name: n for n, name in enumerate(conditions)}
+    trials.sort(key=lambda t: (order.get(t["condition"], len(order)), t["task_id"],
+                               t["replicate"]))
+    paths = {"agent-trials.jsonl": out / "agent-trials.jsonl",
+             "cef-trials.jsonl": out / "cef-trials.jsonl",
+             "cef-report.json": out / "cef-report.json", "cef-report.md": out / "cef-report.md"}
+    atomic_write_bytes(paths["cef-trials.jsonl"],
+                       _lines([cef_record(t, baseline) for t in trials]))
+    cef = analyze_files([paths["cef-trials.jsonl"]], out / "cef-prereg.json",
+                        output=paths["cef-report.json"])
+    atomic_write_json(paths["cef-report.json"], cef.to_json())
+    atomic_write_text(paths["cef-report.md"],
+                      render_markdown(cef.to_json(), where=str(paths["cef-report.json"])))
+    verdicts = cef_verdicts(cef)
+    rows_dir = out / "public-eval"
+    rows_dir.mkdir(exist_ok=True)
+    for name in conditions:
+        paths[f"public-eval/{name}.jsonl"] = rows_dir / f"{name}.jsonl"
+        atomic_write_bytes(rows_dir / f"{name}.jsonl", _lines(
+            [public_eval_row(t) for t in trials if t["condition"] == name]))
+    for name in conditions[1:]:
+        report = compare_files(rows_dir / f"{baseline}.jsonl", rows_dir / f"{name}.jsonl",
+                               Settings(baseline_name=baseline, treatment_name=name))
+        target = out / f"public-eval-{name}.json"
+        atomic_write_json(target, report.to_json())
+        atomic_write_text(target.with_suffix(".md"),
+                          render_markdown(report.to_json(), where=str(target)))
+        paths[target.name] = target
+        verdicts.append(f"public-eval {name} vs {baseline}: {claim_sentence(report)}")
+    from ctxbench.render.html.report import write_html
+
+    paths["report.html"] = write_html([out], out / "report.html")
+    return paths, verdicts

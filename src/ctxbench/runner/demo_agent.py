@@ -1,0 +1,64 @@
+"""``ctxbench demo agent``: the built-in agent tasks under three context managers.
+
+The embedded SmolLM2 model (or, where it cannot run, the deterministic fixture, said and
+labeled) runs the 18 store tasks (:mod:`ctxbench.workloads.agent_tasks`) under
+``full_history`` (the baseline), ``elide_tool_outputs`` and ``compiled_history`` at
+:data:`COMPILED_BUDGET` tokens, then the CEF and public-eval reports are written
+(:mod:`ctxbench.runner.agent_run`). Rerunning with the same output resumes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxbench.core import iter_jsonl
+from ctxbench.runner.agent import AgentLimits
+from ctxbench.runner.agent_run import AgentCondition, AgentRunSummary, run_agent_experiment
+from ctxbench.runner.demo import choose_provider
+from ctxbench.workloads.agent_tasks import agent_tasks, workload_version
+
+__all__ = ["COMPILED_BUDGET", "CONDITIONS", "AgentDemoResult", "run_agent_demo"]
+
+COMPILED_BUDGET = 350
+CONDITIONS = (AgentCondition("full_history", "full_history"),
+              AgentCondition("elide_tool_outputs", "elide_tool_outputs"),
+              AgentCondition(f"compiled_history@{COMPILED_BUDGET}", "compiled_history",
+                             COMPILED_BUDGET))
+LIMITS = AgentLimits(max_turns=4, max_output_tokens=40)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDemoResult:
+    summary: AgentRunSummary
+    provider: str
+    fallback_reason: str | None
+    wall_s: float
+    resolved: dict[str, tuple[int, int]]  # condition -> (resolved, trials)
+
+
+def run_agent_demo(output: str | Path, *, provider: str | None = None,
+                   tasks: int | None = None, say: Callable[[str], None] = print
+                   ) -> AgentDemoResult:
+    """Run (or resume) the agent demo in ``output``; see the module docstring."""
+    started = time.perf_counter()
+    chosen, reason = choose_provider(provider, say)
+    options = {}
+    if chosen == "llamacpp":
+        options = {"n_threads": max(1, min(os.cpu_count() or 1, 16)), "n_ctx": 4096,
+                   "prompt_cache_mb": 256, "timeout_s": 900.0}
+    selected = agent_tasks()[:tasks] if tasks is not None else agent_tasks()
+    summary = run_agent_experiment(
+        output, tasks=selected, conditions=CONDITIONS, provider=chosen,
+        provider_options=options, limits=LIMITS, seed=20261202,
+        workload_version=workload_version(), say=say)
+    resolved: dict[str, tuple[int, int]] = {}
+    for item in iter_jsonl(Path(output) / "cef-trials.jsonl"):
+        won, total = resolved.get(item.value["condition"], (0, 0))
+        resolved[item.value["condition"]] = (
+            won + (item.value["outcome"] == "success" and item.value["task_score"] >= 1.0),
+            total + 1)
+    return AgentDemoResult(summary, chosen, reason, time.perf_counter() - started, resolved)
