@@ -3,11 +3,11 @@
 For each :class:`~ctxbench.workloads.agent_traces.DecisionPoint`, the condition's
 context manager receives the recorded history (its tools, the budget, the tokenizer) and
 chooses the messages to send; ctxbench checks and commits that decision exactly as in the
-agent loop (:func:`ctxbench.compiler.context_managers.decide`: malformed, restricted text,
-over budget or an exception is that point's failure), sends it once with the trace's
-tools, reads the reply as tool calls (canonical text) or a text answer, and scores it
-against the recorded next move (:meth:`DecisionPoint.score`). A summarizing manager's
-model calls go to the same provider and their tokens are in the point's usage.
+agent loop (:func:`ctxbench.runner.agent.decide_in_thread`: malformed, restricted text,
+over budget, an exception or no decision in time is that point's failure), sends it once
+with the trace's tools, reads the reply as tool calls (canonical text) or a text answer,
+and scores it against the recorded next move (:meth:`DecisionPoint.score`). A summarizing
+manager's model calls go to the same provider and their tokens are in the point's usage.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from ctxbench.compiler.context_managers import (
     ContextManagerFailure,
     ContextRequest,
     SummaryCall,
-    decide,
     decision_commit,
 )
 from ctxbench.compiler.context_managers.builtins import SUMMARY_ROOM
 from ctxbench.compiler.tokenizers import Tokenizer
 from ctxbench.core import TokenUsage
-from ctxbench.runner.agent import SUMMARY_SYSTEM, sent_messages
+from ctxbench.runner.agent import SUMMARY_SYSTEM, decide_in_thread, sent_messages
 from ctxbench.runner.providers.base import Message, Provider, ProviderRequest, RequestFailed
 from ctxbench.workloads.agent_traces import DecisionPoint
 from ctxbench.workloads.calls import CallParseError, ToolCall, parse_calls
@@ -107,7 +106,7 @@ async def replay_point(provider: Provider, point: DecisionPoint, manager: Contex
                             spent.usage, spent.latency_ms, None, None, error)
 
     try:
-        checked = await asyncio.to_thread(decide, manager, request)
+        checked = await decide_in_thread(manager, request)
     except ContextManagerFailure as exc:
         return failed(exc.error_type)
     except RequestFailed as exc:
