@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
 from ctxbench.compiler.context_managers import get_context_manager
 from ctxbench.compiler.tokenizers import get_tokenizer
-from ctxbench.core import TokenUsage
+from ctxbench.core import TokenUsage, iter_jsonl
+from ctxbench.runner.agent_run import AgentCondition
+from ctxbench.runner.bfcl_multi_turn_experiment import run_multi_turn_experiment
 from ctxbench.runner.bfcl_multi_turn_run import MultiTurnOutcome, run_multi_turn
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse
 from ctxbench.workloads.bfcl_multi_turn import load_multi_turn
@@ -88,3 +91,27 @@ def test_a_budgeted_manager_sends_less_and_a_tiny_budget_is_an_error() -> None:
     refused, _ = _run(_ground_truth_replies("multi_turn_base_1"), "last_k_turns", 3)
     assert refused.stop_reason == "error" and refused.error_type is not None
     assert refused.error_type.startswith("context_manager_failed:over_budget:")
+
+
+def test_an_experiment_writes_the_agent_reports_and_resumes(tmp_path: Path) -> None:
+    tasks = load_multi_turn("multi_turn_base", limit=2)
+    conditions = [AgentCondition("full", "full_history"),
+                  AgentCondition("elide", "elide_tool_outputs", 2000),
+                  AgentCondition("last_k", "last_k_turns", 2000)]
+    summary = run_multi_turn_experiment(tmp_path, tasks=tasks, conditions=conditions,
+                                        max_steps=3)
+    assert (summary.completed, summary.skipped) == (6, 0)
+    assert {"cef-report.json", "public-eval-elide.json", "public-eval-last_k.json",
+            "report.html"} <= set(summary.paths)
+    trials = [item.value for item in iter_jsonl(tmp_path / "agent-trials.jsonl")]
+    assert {t["scorer"] for t in trials} == {"bfcl-multi-turn-state-response-v1"}
+    for t in trials:  # the fixture reader repeats one call: BFCL's force-termination
+        assert (t["multi_turn_stop"], t["stop_reason"], t["task_score"]) == (
+            "force_terminated", "turn_limit", 0.0)
+        assert t["multi_turn_check"] == {"valid": False, "turn": 0,
+                                         "error_type": "multi_turn:force_terminated"}
+        assert t["turn_count"] == 3 and t["context_tokens"] > 0
+    rows = [item.value for item in iter_jsonl(tmp_path / "public-eval" / "full.jsonl")]
+    assert [r["resolved"] for r in rows] == [False, False]
+    again = run_multi_turn_experiment(tmp_path, tasks=tasks, conditions=conditions)
+    assert (again.completed, again.skipped) == (0, 6)
