@@ -16,6 +16,7 @@ from ctxbench.runner.bfcl_multi_turn_run import MultiTurnOutcome, run_multi_turn
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse
 from ctxbench.workloads.bfcl_multi_turn import load_multi_turn
 from ctxbench.workloads.calls import ToolCall, render_calls
+from runner.bfcl_multi_turn_server import MultiTurnServer
 
 TOKENIZER = get_tokenizer()
 
@@ -115,3 +116,24 @@ def test_an_experiment_writes_the_agent_reports_and_resumes(tmp_path: Path) -> N
     assert [r["resolved"] for r in rows] == [False, False]
     again = run_multi_turn_experiment(tmp_path, tasks=tasks, conditions=conditions)
     assert (again.completed, again.skipped) == (0, 6)
+
+
+def test_openai_compatible_server_plays_the_ground_truth_natively(tmp_path: Path) -> None:
+    tasks = [t for t in load_multi_turn("multi_turn_base", limit=12)
+             if not any(c.args for turn in t.ground_truth for c in turn)][:3]
+    truths = {t.task_id: [[(c.name, dict(c.kwargs)) for c in turn] for turn in t.ground_truth]
+              for t in tasks}
+    with MultiTurnServer(truths, {t.task_id: t.turns[0][0] for t in tasks}) as server:
+        summary = run_multi_turn_experiment(
+            tmp_path, tasks=tasks, provider="openai", self_hosted=True,
+            provider_options={"model": "bfcl-loopback", "base_url": server.base_url},
+            conditions=[AgentCondition("full", "full_history"),
+                        AgentCondition("elide", "elide_tool_outputs", 8000)])
+    assert summary.completed == 6 and server.problems == []
+    trials = [item.value for item in iter_jsonl(tmp_path / "agent-trials.jsonl")]
+    assert [(t["task_score"], t["multi_turn_stop"]) for t in trials] == [(1.0, "completed")] * 6
+    second = server.bodies[1]["messages"]
+    assert [m["role"] for m in second][-2:] == ["assistant", "tool"]
+    assert second[-2]["tool_calls"][0]["function"]["name"] == truths[tasks[0].task_id][0][0][0]
+    assert {f["function"]["name"] for f in server.bodies[0]["tools"]} >= {"cd", "ls"}
+    assert trials[0]["provider_request_id"] is not None
