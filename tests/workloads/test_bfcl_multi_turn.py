@@ -103,3 +103,22 @@ def test_bad_rows_are_located(tmp_path: Path) -> None:
         load_multi_turn("multi_turn_base", data_dir=data)
     with pytest.raises(InputError, match="expected one of multi_turn_base"):
         load_multi_turn("multi_turn_composite")
+
+
+def test_math_api_is_bounded_and_leaves_the_process_settings() -> None:
+    import decimal
+
+    import mpmath  # type: ignore[import-untyped]
+
+    task = next(t for t in load_multi_turn("multi_turn_base")
+                if "MathAPI" in t.involved_classes)
+    env = task.environment()
+    assert env.execute(ApiCall("power", (), {"base": 10, "exponent": 10 ** 10})) == \
+        "Error during execution: exponent must be at most 10000 in size, got 10000000000"
+    assert json.loads(env.execute(ApiCall("power", (), {"base": 2, "exponent": 10}))) == \
+        {"result": 1024}
+    before = (decimal.getcontext().prec, mpmath.mp.dps)
+    assert "1.41421356237309504880" in env.execute(
+        ApiCall("square_root", (), {"number": 2, "precision": 21}))
+    env.execute(ApiCall("logarithm", (), {"value": 8, "base": 2, "precision": 50}))
+    assert (decimal.getcontext().prec, mpmath.mp.dps) == before

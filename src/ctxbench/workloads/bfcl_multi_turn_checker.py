@@ -24,19 +24,28 @@ on them; :func:`check_trajectory` judges a whole trajectory as BFCL's
   ``Error during execution: <message>``; the names BFCL refuses (``kill``, ``exit``, ...)
   give ``Error during execution: Function call NAME is not allowed.``.
 
-Departure, where BFCL runs a model's text as Python (``eval``): a call's arguments must be
-literals (:func:`parse_api_call`), and a name that is no method of the task's classes gives
-``Error during execution: name 'NAME' is not defined`` (BFCL would run a builtin of that
-name). Every shipped ground-truth call is a bare name with literal arguments.
+Departures. Where BFCL runs a model's text as Python (``eval``): a call's arguments must
+be literals (:func:`parse_api_call`), and a name that is no method of the task's classes
+gives ``Error during execution: name 'NAME' is not defined`` (BFCL would run a builtin of
+that name). Every shipped ground-truth call is a bare name with literal arguments. Where a
+model's arguments would hold the run for hours or leak into the process: an ``exponent``
+or ``precision`` argument beyond :data:`MAX_MAGNITUDE` in size gives ``Error during
+execution: ...`` without running (MathAPI's ``power`` computes ``base ** exponent``
+exactly; ``logarithm`` and ``square_root`` compute to ``precision`` digits; the shipped
+ground truths stay below 4,000), and MathAPI's settings of the process-wide ``decimal``
+context and ``mpmath.mp.dps`` are undone after each call (each of its methods sets them
+before it computes, so no result changes).
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import decimal
 import importlib
 import inspect
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,8 +53,8 @@ from typing import Any
 from ctxbench.core import InputError
 from ctxbench.workloads.calls import ToolCall
 
-__all__ = ["API_CLASSES", "REFUSED_NAMES", "ApiCall", "ApiEnvironment", "MultiTurnCheck",
-           "check_trajectory", "parse_api_call"]
+__all__ = ["API_CLASSES", "MAX_MAGNITUDE", "REFUSED_NAMES", "ApiCall", "ApiEnvironment",
+           "MultiTurnCheck", "check_trajectory", "parse_api_call"]
 
 _PREFIX = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 API_CLASSES: dict[str, str] = {
@@ -63,6 +72,9 @@ API_CLASSES: dict[str, str] = {
 _STATELESS = frozenset({"MathAPI"})
 REFUSED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen",
                            "run"})
+MAX_MAGNITUDE = 10_000
+"""The largest ``exponent`` or ``precision`` argument a call may pass (see the module doc)."""
+_BOUNDED = ("exponent", "precision")
 _INSTALL = "pip install --no-deps bfcl-eval && pip install mpmath==1.3.0"
 
 
@@ -155,10 +167,21 @@ class ApiEnvironment:
         method = self._methods.get(call.name)
         if method is None:
             return f"Error during execution: name {call.name!r} is not defined"
+        for key in _BOUNDED:
+            value = call.kwargs.get(key)
+            if isinstance(value, int | float) and not abs(value) <= MAX_MAGNITUDE:
+                return (f"Error during execution: {key} must be at most {MAX_MAGNITUDE} in "
+                        f"size, got {value!r}")
+        mpmath = sys.modules.get("mpmath")
+        dps = mpmath.mp.dps if mpmath is not None else None
         try:
-            value = method(*copy.deepcopy(call.args), **copy.deepcopy(dict(call.kwargs)))
+            with decimal.localcontext():
+                value = method(*copy.deepcopy(call.args), **copy.deepcopy(dict(call.kwargs)))
         except Exception as exc:  # a tool's failure is its result text, as in BFCL
             return f"Error during execution: {exc}"
+        finally:
+            if mpmath is not None:
+                mpmath.mp.dps = dps
         return _result_text(value)
 
     def state(self) -> dict[str, dict[str, Any]]:
