@@ -153,3 +153,16 @@ def test_any_openclaw_session_is_a_trace_or_a_located_error(
         read_openclaw_session(path)
     except InputError as exc:
         assert str(exc).startswith(f"{path}:")
+
+
+def test_openclaw_custom_messages_join_the_context(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in OPENCLAW.read_text().splitlines()]
+    lines.insert(3, {"type": "custom_message", "customType": "reminder", "id": "c0ffee00",
+                     "parentId": "b2c3d4e5", "timestamp": "2026-03-15T10:02:15.500Z",
+                     "content": "Answer in one sentence.", "display": False})
+    lines[4]["parentId"] = "c0ffee00"
+    trace = read_openclaw_session(_write(tmp_path, "s.jsonl", lines))
+    assert [(m.role, m.content) for m in trace.messages[:2]] == [
+        ("user", "What timeout does the payments client use?"),
+        ("user", "Answer in one sentence.")]
+    assert trace.completed and len(decision_points(trace)) == 2

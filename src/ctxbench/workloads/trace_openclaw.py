@@ -16,12 +16,15 @@ appends through ``SessionManager.appendMessage``; badlogic/pi-mono:
   ``{"role": "toolResult", "toolCallId", "toolName", "content": [...], "isError"}``.
 
 Thinking blocks are not part of a message; an image block is the text
-``[image: MIME]``. Entries that are not conversation (``model_change``,
-``thinking_level_change``, ``compaction``, ``custom``, ``label``, ``session_info``,
-``branch_summary``), and messages of other roles, are listed in the trace's ``skipped``,
-never dropped unseen. The terminal outcome: the session completed when its last message
-is an assistant's with ``stopReason: "stop"``. Tool schemas are not recorded in a session;
-the trace offers each tool it called, with the arguments it was called with.
+``[image: MIME]``. A ``custom_message`` entry (an extension's text put into the model's
+context) is a user message, as ``buildSessionContext`` makes it. Entries that are not
+conversation (``model_change``, ``thinking_level_change``, ``custom``, ``label``,
+``session_info``, ``branch_summary``, and ``compaction``: the agent's own compaction; the
+trace keeps the whole history, for the context manager under test to compact), and
+messages of other roles, are listed in the trace's ``skipped``, never dropped unseen.
+The terminal outcome: the session completed when its last message is an assistant's with
+``stopReason: "stop"``. Tool schemas are not recorded in a session; the trace offers each
+tool it called, with the arguments it was called with.
 """
 
 from __future__ import annotations
@@ -139,6 +142,12 @@ def read_openclaw_session(path: str | Path) -> RecordedTrace:
     last: dict[str, Any] | None = None
     for item in _path(entries, where):
         kind = item.value.get("type")
+        if kind == "custom_message":  # injected into the model's context as a user message
+            text, _ = _text(where, item, "content", item.value.get("content"),
+                            ("text", "image"))
+            messages.append(AgentMessage("user", text))
+            last = None
+            continue
         if kind != "message":
             skipped.append(f"line {item.line}: {kind}")
             continue
