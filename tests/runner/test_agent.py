@@ -222,3 +222,22 @@ def test_a_manager_past_its_deadline_is_the_trials_timeout() -> None:
         release.set()
     assert outcome.stop_reason == "error"
     assert outcome.error_type == "context_manager_failed:timeout: no decision within 0.2 s"
+
+
+def test_anthropic_gets_the_history_as_tool_use_and_tool_result_blocks() -> None:
+    from ctxbench.runner.providers.base import Message
+
+    provider = AnthropicProvider(model="claude-x", api_key="k")
+    body = provider.body(ProviderRequest((
+        Message("system", "sys"), Message("user", "task"),
+        Message("assistant", "[get_price(item='x')]",
+                (("c1", "get_price", '{"item": "x"}'),)),
+        Message("tool", "The price of the x is 3 dollars.", tool_call_id="c1")),
+        max_output_tokens=8, temperature=0.0, tools=_task().offered))
+    assert body["system"] == "sys"
+    assert body["messages"][1] == {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "c1", "name": "get_price", "input": {"item": "x"}}]}
+    assert body["messages"][2] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c1",
+         "content": "The price of the x is 3 dollars."}]}
+    asyncio.run(provider.aclose())
