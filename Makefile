@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml
 	# BFCL's data (the bfcl workload and its tests); its declared dependencies pin numpy
 	# and are not needed to read the data, hence --no-deps.
 	$(PY) -m pip install -q --no-deps bfcl-eval
+	# BFCL's multi-turn API classes (MathAPI) import mpmath, at the version bfcl-eval pins.
+	$(PY) -m pip install -q mpmath==1.3.0
 	touch $(STAMP)
 
 # The embedded model (ctxbench[local]): optional. If it cannot be built here, the demo

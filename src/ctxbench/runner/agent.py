@@ -280,3 +280,21 @@ async def _decide(manager: ContextManager, name: str, request: ContextRequest,
 def _usage(usage: TokenUsage) -> dict[str, int]:
     return {"input_tokens": usage.context_tokens, "cached_input_tokens": usage.cached_input,
             "output_tokens": usage.output, "reasoning_tokens": usage.reasoning}
+
+
+def sent_messages(messages: Sequence[AgentMessage], native: bool) -> tuple[Message, ...]:
+    """A decision's messages as a provider receives them: native tool history when
+    ``native``, else calls as text and each result as a user message headed
+    :data:`~ctxbench.runner.prompt.AGENT_RESULT_HEAD` (what :func:`run_agent` sends)."""
+    return _sent(messages, native)
+
+
+async def decide_in_thread(manager: ContextManager, request: ContextRequest, *,
+                           restricted: Sequence[str] = (),
+                           timeout_s: float | None = None) -> CheckedDecision:
+    """The manager's checked decision as :func:`run_agent` takes it: from a daemon thread,
+    a :class:`ContextManagerFailure` (``timeout``) past ``timeout_s`` (default
+    :attr:`AgentLimits.manager_timeout_s`)."""
+    name = str(getattr(manager, "name", "unnamed"))
+    limit = AgentLimits().manager_timeout_s if timeout_s is None else timeout_s
+    return await _decide(manager, name, request, restricted, limit)
