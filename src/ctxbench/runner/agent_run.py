@@ -51,7 +51,7 @@ from ctxbench.core.money import micro_to_usd
 from ctxbench.runner.agent import AgentLimits, AgentOutcome, native_context, run_agent
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import Provider, get_provider
-from ctxbench.runner.reports import write_prereg
+from ctxbench.runner.reports import declare_preregistration, run_preregistration
 from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.agent import AgentTask
 
@@ -207,10 +207,9 @@ def run_agent_experiment(
                 "provider": instance.name, "model": instance.model, "scorer": SCORER,
                 "usage_source": instance.usage_source, "cost_source": cost_source,
                 "cost_source_reference": cost_reference, "tokenizer": tokenizer}
-    prereg = out / "cef-prereg.json"
-    if not prereg.exists():
-        write_prereg(prereg, baseline=names[0], conditions=names, replicates=replicates,
-                     seed=seed)
+    # Declared before the first trial; a resumed run must find the same one.
+    declare_preregistration(out / "cef-prereg.json", run_preregistration(
+        baseline=names[0], conditions=names, replicates=replicates, seed=seed))
     log = TrialLog(out / "agent-trials.jsonl", resume=True)
     counter = get_tokenizer(tokenizer)
     started = time.perf_counter()

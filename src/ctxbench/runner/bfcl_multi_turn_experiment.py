@@ -40,7 +40,7 @@ from ctxbench.runner.agent_run import (
 )
 from ctxbench.runner.bfcl_multi_turn_run import BFCL_MAX_STEPS, MultiTurnOutcome, run_multi_turn
 from ctxbench.runner.providers.base import get_provider
-from ctxbench.runner.reports import write_prereg
+from ctxbench.runner.reports import declare_preregistration, run_preregistration
 from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.bfcl_multi_turn import MultiTurnTask, trajectory_json
 
@@ -111,10 +111,9 @@ def run_multi_turn_experiment(
                 "scorer": MULTI_TURN_SCORER, "usage_source": instance.usage_source,
                 "cost_source": cost[0], "cost_source_reference": cost[1],
                 "tokenizer": tokenizer}
-    prereg = out / "cef-prereg.json"
-    if not prereg.exists():
-        write_prereg(prereg, baseline=names[0], conditions=names, replicates=replicates,
-                     seed=seed)
+    # Declared before the first trial; a resumed run must find the same one.
+    declare_preregistration(out / "cef-prereg.json", run_preregistration(
+        baseline=names[0], conditions=names, replicates=replicates, seed=seed))
     log = TrialLog(out / "agent-trials.jsonl", resume=True)
     counter = get_tokenizer(tokenizer)
     counts = [0, 0]
