@@ -35,6 +35,13 @@ def test_pyproject_is_the_one_declaration_of_the_builtins() -> None:
     assert provider_names()[:4] == list(_declared("ctxbench.providers"))
     assert provider_names()[:4] == ["openai", "anthropic", "llamacpp", "fixture"]
     assert workload_format_names()[:4] == list(_declared("ctxbench.workloads"))
+    # Context managers too: the built-ins are the declared entries, each loading by name.
+    from ctxbench.compiler.context_managers import discovery as managers
+
+    assert _declared("ctxbench.context_managers") == managers.BUILTIN
+    assert list(managers.installed_context_managers())[:6] == list(managers.BUILTIN)
+    for name in managers.BUILTIN:
+        assert managers.get_context_manager(name).name == name
     for group in GROUPS:  # every target loads
         for name in _declared(group):
             registry = {"ctxbench.providers": PROVIDERS, "ctxbench.workloads": WORKLOADS}

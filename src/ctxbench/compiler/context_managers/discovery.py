@@ -36,20 +36,15 @@ from ctxbench.compiler.context_managers.interface import (
 )
 from ctxbench.compiler.discovery import NAME
 from ctxbench.core import InputError, RuntimeFailure
+from ctxbench.core.entrypoints import own_entries
 
 __all__ = ["BUILTIN", "GROUP", "get_context_manager", "installed_context_managers",
            "manager_source"]
 
 GROUP = "ctxbench.context_managers"
-_MODULE = "ctxbench.compiler.context_managers.builtins"
-BUILTIN: dict[str, str] = {
-    "full_history": f"{_MODULE}:FULL_HISTORY",
-    "last_k_turns": f"{_MODULE}:LAST_K_TURNS",
-    "elide_tool_outputs": f"{_MODULE}:ELIDE_TOOL_OUTPUTS",
-    "summarize_older": f"{_MODULE}:SUMMARIZE_OLDER",
-    "compiled_history": f"{_MODULE}:COMPILED_HISTORY",
-    "combined": f"{_MODULE}:COMBINED",
-}
+# ctxbench's own managers: their one declaration is pyproject.toml's entry points (read
+# from the source checkout, or from the installed distribution's metadata).
+BUILTIN: dict[str, str] = own_entries(GROUP)
 EXTERNAL_TIMEOUT_S = 120.0
 
 
