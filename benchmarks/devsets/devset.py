@@ -209,10 +209,13 @@ def _artifact_id(rel: str) -> str:
     return (found if found[0].isalnum() else "p" + found)[:128]
 
 
-def build(out: Path) -> None:
-    """Copy each spec's files (SHA-256 checked) and write its ECEB benchmark."""
+def build(out: Path, corpora: list[str] | None = None) -> None:
+    """Copy each spec's files (SHA-256 checked) and write its ECEB benchmark (only those
+    of ``corpora`` if given)."""
     for spec_path in sorted(SPECS.glob("*.json")):
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        if corpora is not None and spec["corpus"] not in corpora:
+            continue
         root = out / spec["corpus"]
         corpus = root / "corpus"
         if corpus.exists():

@@ -38,7 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxbench.compiler.evidence import QueryMatcher, Window, chunk_lines
-from ctxbench.compiler.fill import close, fill
+from ctxbench.compiler.fill import GAP_TOKENS as _GAP_TOKENS
+from ctxbench.compiler.fill import MAX_BYTES_PER_TOKEN as _MAX_BYTES_PER_TOKEN
+from ctxbench.compiler.fill import bridge, bridged, close, fill
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
@@ -48,6 +50,7 @@ from ctxbench.compiler.render import (
     excerpt_header,
     merge_ranges,
     render_excerpt,
+    subtract_ranges,
 )
 
 __all__ = [
@@ -64,6 +67,7 @@ __all__ = [
     "NAMING_BONUS",
     "NEAR_DUPLICATE",
     "RELATIVE_FLOOR",
+    "SEED_BASE",
     "SIBLING_DECAY",
     "TOP_N",
     "WINDOWS_PER_BUDGET",
@@ -101,6 +105,9 @@ HEADER_SHARE = 0.1
 FIRST_HEADER_EXEMPT = 0.3
 # A header line alone costs more than this, so with less room left nothing else fits.
 MIN_EXCERPT_TOKENS = 12
+# A budget above this starts from the packet of the ladder step below it (SEED_BASE * 2**k),
+# so more budget never loses what a smaller one held.
+SEED_BASE = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,22 +270,6 @@ def select_full(index: ContextIndex, policy: Policy) -> Selection:
     return packet.finish("no artifact with text is permitted by the policy")
 
 
-def _subtract(ranges: tuple[Range, ...], covered: tuple[Range, ...]) -> list[Range]:
-    """The parts of ``ranges`` not inside ``covered`` (both sorted and merged)."""
-    out: list[Range] = []
-    for a, b in ranges:
-        cursor = a
-        for c, d in covered:
-            if d <= cursor or c >= b:
-                continue
-            if c > cursor:
-                out.append((cursor, c))
-            cursor = max(cursor, d)
-        if cursor < b:
-            out.append((cursor, b))
-    return out
-
-
 class _Draft:
     """A ``compiled`` packet under construction: costs counted per added piece."""
 
@@ -298,15 +289,17 @@ class _Draft:
         """The part of the first header left out of the header cap."""
         return min(self.first_header, int(FIRST_HEADER_EXEMPT * HEADER_SHARE * self.budget))
 
-    def add(self, position: int, ranges: tuple[Range, ...]) -> bool:
-        """Add ranges to the artifact's excerpt if the estimate still fits; True if added."""
+    def add(self, position: int, ranges: tuple[Range, ...], keep: bool = False) -> bool:
+        """Add ranges to the artifact's excerpt if the estimate still fits; True if added
+        or already held. A gap the text would fill at about a marker's cost is filled;
+        ``keep`` (a smaller budget's packet) is not held to the header cap."""
         packet = self.packet
         before = packet.ranges.get(position)
-        merged = merge_ranges((*(before or ()), *ranges))
-        if merged == before:
-            return False
         data = self.index.source(position)
-        pieces = _subtract(merged, before or ())
+        merged = bridged(self.index, data, merge_ranges((*(before or ()), *ranges)))
+        if merged == before:
+            return True
+        pieces = subtract_ranges(merged, before or ())
         if packet.order and sum(b - a for a, b in pieces) > _MAX_BYTES_PER_TOKEN * self.room():
             return False  # cannot fit whatever it counts to: skip the exact count
         cost = sum(self.index.count(data[a:b].decode("utf-8", "replace")) for a, b in pieces)
@@ -314,7 +307,7 @@ class _Draft:
         if before is None:
             overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
         cost += overhead
-        if packet.order and overhead > 0 and \
+        if packet.order and overhead > 0 and not keep and \
                 self.overhead - self.exempt() + overhead > HEADER_SHARE * self.budget:
             return False  # another header or gap would crowd out evidence
         if cost > self.room():
@@ -341,12 +334,11 @@ class _Draft:
         selection = packet.finish(empty_reason)
         if selection.excerpts and close(packet, selection.token_count, HEADER_SHARE):
             selection = packet.finish(empty_reason)
+        if selection.excerpts and bridge(packet):
+            selection = packet.finish(empty_reason)
         return selection
 
 
-_GAP_TOKENS = 2  # the gap line and the newline added before it
-# More bytes per token than text ever averages over a piece of lines (cl100k: about 4).
-_MAX_BYTES_PER_TOKEN = 12
 
 
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
@@ -355,6 +347,12 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     draft = _Draft(index, budget)
     if not ranked:
         return draft.finish(reason or "nothing was selected")
+    step = SEED_BASE
+    while 2 * step < budget:
+        step *= 2
+    if step < budget:  # start from the ladder step below: nothing it holds is lost
+        for excerpt in select_compiled(index, policy, query, step).excerpts:
+            draft.add(int(index.position(excerpt.artifact_id) or 0), excerpt.ranges, keep=True)
     weights = index.query_weights(query, policy)
     matcher = QueryMatcher(query, weights)
     if NAMING_BONUS > 0:
