@@ -19,7 +19,9 @@ So the strongest evidence is widened before a weaker file is opened, a small bud
 buys a few lines around the best matches and a large one whole chunks. ``open_bytes``
 adapts to the budget: ``BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET``, clamped to
 ``[MIN_OPEN_BYTES, MAX_OPEN_BYTES]``. The packet stops when every opening and widening
-has been taken (the selection is complete) or nothing more fits; it does not pad. The
+has been taken (the selection is complete) or nothing more fits; it does not pad. A
+packet above ``SEED_BASE`` tokens starts from the packet of the ladder step below it
+(:mod:`ctxbench.compiler.ladder`), so more budget never loses evidence. The
 room left is spent on lines beside the opened windows, in their files, at no header or
 gap cost (:mod:`ctxbench.compiler.fill`, which also holds the closing step that keeps
 headers and separators within ``HEADER_SHARE`` of the packet where a line still fits).
@@ -42,6 +44,7 @@ from ctxbench.compiler.fill import GAP_TOKENS as _GAP_TOKENS
 from ctxbench.compiler.fill import MAX_BYTES_PER_TOKEN as _MAX_BYTES_PER_TOKEN
 from ctxbench.compiler.fill import bridge, bridged, close, fill
 from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.ladder import SEED_BASE, StepMemo, step_below
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
     Excerpt,
@@ -53,30 +56,11 @@ from ctxbench.compiler.render import (
     subtract_ranges,
 )
 
-__all__ = [
-    "BYTES_PER_TOKEN",
-    "CANDIDATES",
-    "DUPLICATE_DISCOUNT",
-    "FIRST_HEADER_EXEMPT",
-    "GROW_DECAY",
-    "HEADER_SHARE",
-    "MAX_OPEN_BYTES",
-    "MIN_EXCERPT_TOKENS",
-    "MIN_OPEN_BYTES",
-    "NAIVE_K",
-    "NAMING_BONUS",
-    "NEAR_DUPLICATE",
-    "RELATIVE_FLOOR",
-    "SEED_BASE",
-    "SIBLING_DECAY",
-    "TOP_N",
-    "WINDOWS_PER_BUDGET",
-    "WINDOW_MIX",
-    "Selection",
-    "select_compiled",
-    "select_full",
-    "select_naive",
-]
+__all__ = ["BYTES_PER_TOKEN", "CANDIDATES", "DUPLICATE_DISCOUNT", "FIRST_HEADER_EXEMPT",
+           "GROW_DECAY", "HEADER_SHARE", "MAX_OPEN_BYTES", "MIN_EXCERPT_TOKENS", "MIN_OPEN_BYTES",
+           "NAIVE_K", "NAMING_BONUS", "NEAR_DUPLICATE", "RELATIVE_FLOOR", "SEED_BASE",
+           "SIBLING_DECAY", "TOP_N", "WINDOWS_PER_BUDGET", "WINDOW_MIX", "Selection",
+           "select_compiled", "select_full", "select_naive"]
 
 TOP_N = 100
 NAIVE_K = 5
@@ -105,9 +89,6 @@ HEADER_SHARE = 0.1
 FIRST_HEADER_EXEMPT = 0.3
 # A header line alone costs more than this, so with less room left nothing else fits.
 MIN_EXCERPT_TOKENS = 12
-# A budget above this starts from the packet of the ladder step below it (SEED_BASE * 2**k),
-# so more budget never loses what a smaller one held.
-SEED_BASE = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,19 +325,29 @@ class _Draft:
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """The ``compiled`` strategy (see the module docstring)."""
     ranked, reason = _ranked(index, policy, query)
-    draft = _Draft(index, budget)
     if not ranked:
-        return draft.finish(reason or "nothing was selected")
-    step = SEED_BASE
-    while 2 * step < budget:
-        step *= 2
-    if step < budget:  # start from the ladder step below: nothing it holds is lost
-        for excerpt in select_compiled(index, policy, query, step).excerpts:
-            draft.add(int(index.position(excerpt.artifact_id) or 0), excerpt.ranges, keep=True)
-    weights = index.query_weights(query, policy)
-    matcher = QueryMatcher(query, weights)
+        return _Draft(index, budget).finish(reason or "nothing was selected")
+    matcher = QueryMatcher(query, index.query_weights(query, policy))
     if NAMING_BONUS > 0:
         ranked = _by_naming(index, ranked, matcher)
+    return _select(index, ranked, matcher, budget, (policy.digest(), query))
+
+
+_STEPS: StepMemo[Selection] = StepMemo()
+
+
+def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: QueryMatcher,
+            budget: int, key: tuple[str, str]) -> Selection:
+    """The selection at ``budget`` from the ranked chunks, starting from the one at the
+    ladder step below (:mod:`ctxbench.compiler.ladder`; the ranking is made once)."""
+    hit = _STEPS.get(index, (*key, budget))
+    if hit is not None:
+        return hit
+    draft = _Draft(index, budget)
+    step = step_below(budget)
+    if step is not None:  # start from the ladder step below: nothing it holds is lost
+        for excerpt in _select(index, ranked, matcher, step, key).excerpts:
+            draft.add(int(index.position(excerpt.artifact_id) or 0), excerpt.ranges, keep=True)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
     # Heap entries (-value, tie, candidate, widenings); widenings -1 marks a candidate not
@@ -445,4 +436,6 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                                   widenings + 1))
     fill(draft, [(windows[n], position) for _, n, position in
                  sorted(taken, key=lambda t: (-t[0], t[1]))], matcher, HEADER_SHARE)
-    return draft.finish("nothing was selected")
+    selection = draft.finish("nothing was selected")
+    _STEPS.put(index, (*key, budget), selection)
+    return selection
