@@ -1,4 +1,4 @@
-"""Corpora with questions written by hand, phrased as a person asks them (benchmarks/devsets/README.md).
+"""Corpora of questions written by hand as people ask them (see README.md here).
 
 Each ``natural/<corpus>.json`` names the installed distributions its corpus is made of and
 its tasks: a question and the exact evidence lines (file, stripped line text) that answer
