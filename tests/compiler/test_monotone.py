@@ -132,3 +132,30 @@ def test_bridge_fills_a_small_gap_of_a_finished_packet_and_keeps_a_large_one(
     assert packet.ranges[0] == ((0, window[1]), far)  # 29 lines are more than a marker
     assert not small_gap(index, data, (window[1], far[0]))
     assert BRIDGE_TOKENS > 0
+
+
+def test_a_lone_packet_equals_the_one_built_up_the_ladder(
+        seed: tuple[list[tuple[str, Policy]], ContextIndex]) -> None:
+    """The steps of a lone packet share one ranking and one weighing of each candidate's
+    lines; what they select is what a ladder compiled budget by budget selects."""
+    from ctxbench.compiler import selection
+    from ctxbench.compiler.ladder import StepMemo
+
+    tasks, index = seed
+    for query, policy in tasks[:6]:
+        selection._STEPS = StepMemo()
+        lone = select_compiled(index, policy, query, 2048)
+        selection._STEPS = StepMemo()
+        for budget in LEVELS:
+            stepped = select_compiled(index, policy, query, budget)
+        assert (stepped.text, stepped.token_count) == (lone.text, lone.token_count)
+
+
+def test_chunk_names_are_what_the_chunk_text_names(
+        seed: tuple[list[tuple[str, Policy]], ContextIndex]) -> None:
+    from ctxbench.compiler.evidence import names_in
+
+    _, index = seed
+    for chunk_id, chunk in enumerate(index.chunks[:50]):
+        data = index.source(int(index.chunk_artifact[chunk_id]))
+        assert index.chunk_names(chunk_id) == names_in(data, chunk.start, chunk.end)

@@ -213,9 +213,7 @@ def _by_naming(index: ContextIndex, ranked: list[tuple[int, float]],
         return ranked
     boosted = []
     for chunk_id, relevance in ranked:
-        chunk = index.chunks[chunk_id]
-        data = index.source(int(index.chunk_artifact[chunk_id]))
-        share = matcher.naming_weight(data, chunk.start, chunk.end) / matcher.total
+        share = matcher.names_weight(index.chunk_names(chunk_id)) / matcher.total
         boosted.append((chunk_id, relevance + NAMING_BONUS * share))
     boosted.sort(key=lambda item: (-item[1], item[0]))
     top = boosted[0][1]
@@ -283,7 +281,7 @@ class _Draft:
         pieces = subtract_ranges(merged, before or ())
         if packet.order and sum(b - a for a, b in pieces) > _MAX_BYTES_PER_TOKEN * self.room():
             return False  # cannot fit whatever it counts to: skip the exact count
-        cost = sum(self.index.count(data[a:b].decode("utf-8", "replace")) for a, b in pieces)
+        cost = sum(self.index.range_count(position, a, b) for a, b in pieces)
         overhead = (len(merged) - len(before or ((0, 0),))) * _GAP_TOKENS
         if before is None:
             overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
@@ -330,23 +328,25 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     matcher = QueryMatcher(query, index.query_weights(query, policy))
     if NAMING_BONUS > 0:
         ranked = _by_naming(index, ranked, matcher)
-    return _select(index, ranked, matcher, budget, (policy.digest(), query))
+    return _select(index, ranked, matcher, budget, (policy.digest(), query), {})
 
 
 _STEPS: StepMemo[Selection] = StepMemo()
 
 
 def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: QueryMatcher,
-            budget: int, key: tuple[str, str]) -> Selection:
+            budget: int, key: tuple[str, str],
+            weighed: dict[int, tuple[list[Range], list[float]]]) -> Selection:
     """The selection at ``budget`` from the ranked chunks, starting from the one at the
-    ladder step below (:mod:`ctxbench.compiler.ladder`; the ranking is made once)."""
+    ladder step below (:mod:`ctxbench.compiler.ladder`; the ranking, and each candidate's
+    lines and line weights in ``weighed``, are made once for all steps)."""
     hit = _STEPS.get(index, (*key, budget))
     if hit is not None:
         return hit
     draft = _Draft(index, budget)
     step = step_below(budget)
     if step is not None:  # start from the ladder step below: nothing it holds is lost
-        for excerpt in _select(index, ranked, matcher, step, key).excerpts:
+        for excerpt in _select(index, ranked, matcher, step, key, weighed).excerpts:
             draft.add(int(index.position(excerpt.artifact_id) or 0), excerpt.ranges, keep=True)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
@@ -375,11 +375,15 @@ def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: Query
         chunk = index.chunks[chunk_id]
         position = int(index.chunk_artifact[chunk_id])
         if widenings < 0:
-            data = index.source(position)
-            lines = chunk_lines(data, chunk.start, chunk.end)
+            found = weighed.get(chunk_id)
+            if found is None:
+                data = index.source(position)
+                lines = chunk_lines(data, chunk.start, chunk.end)
+                found = weighed[chunk_id] = (lines, matcher.line_weights(data, lines))
+            lines, weights = found
             if not lines:
                 continue
-            window = Window.around_best(lines, matcher.line_weights(data, lines))
+            window = Window.around_best(lines, weights)
             size = window.span()[1] - window.span()[0]
             if size < open_bytes:
                 window.grow(open_bytes - size)
