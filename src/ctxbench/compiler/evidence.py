@@ -16,8 +16,12 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from ctxbench.compiler.retrieval import normalize_term, raw_terms
+
+if TYPE_CHECKING:
+    from ctxbench.compiler.index import ContextIndex
 
 __all__ = ["DEFINITION_BONUS", "QueryMatcher", "Window", "chunk_lines", "names_in"]
 
@@ -118,6 +122,18 @@ class QueryMatcher:
         """The largest summed weight of the terms of a name the range defines or heads,
         counted only when every term of the name is a query term (see ``_NAMING``)."""
         return self.names_weight(names_in(data, start, end))
+
+    def chunk_weights(self, index: ContextIndex,
+                      weighed: dict[int, tuple[list[Range], list[float]]], chunk_id: int
+                      ) -> tuple[list[Range], list[float]]:
+        """A chunk's lines and their weights, kept in ``weighed`` (one packet's steps)."""
+        found = weighed.get(chunk_id)
+        if found is None:
+            chunk = index.chunks[chunk_id]
+            data = index.source(int(index.chunk_artifact[chunk_id]))
+            lines = chunk_lines(data, chunk.start, chunk.end)
+            found = weighed[chunk_id] = (lines, self.line_weights(data, lines))
+        return found
 
     def names_weight(self, names: tuple[frozenset[str], ...]) -> float:
         """:meth:`naming_weight` from the range's names (:func:`names_in`, query-free, so

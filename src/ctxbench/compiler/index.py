@@ -9,7 +9,9 @@ counts of what was read are cached per byte range.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -24,6 +26,7 @@ from ctxbench.core import IntegrityError
 
 __all__ = ["ContextIndex", "IndexStats"]
 
+T = TypeVar("T")
 _VIEW_CACHE = 16
 _BYTES_CACHE = 64 << 20
 _COUNT_CACHE = 500_000
@@ -69,6 +72,7 @@ class ContextIndex:
         self._counts: dict[tuple[int, tuple[Range, ...]], int] = {}
         self._term_sets: dict[int, frozenset[int]] = {}
         self._names: dict[int, tuple[frozenset[str], ...]] = {}
+        self._memo: dict[str, object] = {}
         self._labeler: Labeler | None = None
         # A loaded (cached) index: positions whose chunk bounds are not yet checked
         # against the artifact's line boundaries, and the cache entry to name.
@@ -250,6 +254,12 @@ class ContextIndex:
             data = self.source(int(self.chunk_artifact[chunk_id]))
             found = self._names[chunk_id] = names_in(data, chunk.start, chunk.end)
         return found
+
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """A query-free value derived from the index, made once and kept with it."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return cast(T, self._memo[key])
 
     def term_set(self, chunk_id: int) -> frozenset[int]:
         """The distinct term ids of a chunk (for near-duplicate detection)."""

@@ -9,6 +9,9 @@ inside the best ``CANDIDATES`` of them (see :mod:`ctxbench.compiler.evidence`):
   times ``(1 - WINDOW_MIX) + WINDOW_MIX * (query weight the window holds / query weight)``;
 * an opened window offers a *widening* by ``open_bytes`` more of its chunk, valued at
   the opening's value times ``GROW_DECAY`` per widening already taken;
+* a window that holds a name (a compound identifier, a quoted key, a defined name) offers
+  the lines elsewhere that bind it (:mod:`ctxbench.compiler.links`: a setting and its
+  default, a use and its definition), valued at ``LINK_VALUE`` of the window's value;
 * actions are taken best first while they fit; near-duplicate chunks (term Jaccard >=
   ``NEAR_DUPLICATE`` with a chosen one) are skipped within a file and valued at
   ``DUPLICATE_DISCOUNT`` of their value across files, and an action is skipped when its
@@ -39,12 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctxbench.compiler.evidence import QueryMatcher, Window, chunk_lines
+from ctxbench.compiler.evidence import QueryMatcher, Window
 from ctxbench.compiler.fill import GAP_TOKENS as _GAP_TOKENS
 from ctxbench.compiler.fill import MAX_BYTES_PER_TOKEN as _MAX_BYTES_PER_TOKEN
 from ctxbench.compiler.fill import bridge, bridged, close, fill
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.ladder import SEED_BASE, StepMemo, step_below
+from ctxbench.compiler.links import links_from
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
     Excerpt,
@@ -57,7 +61,8 @@ from ctxbench.compiler.render import (
 )
 
 __all__ = ["BYTES_PER_TOKEN", "CANDIDATES", "DUPLICATE_DISCOUNT", "FIRST_HEADER_EXEMPT",
-           "GROW_DECAY", "HEADER_SHARE", "MAX_OPEN_BYTES", "MIN_EXCERPT_TOKENS", "MIN_OPEN_BYTES",
+           "GROW_DECAY", "HEADER_SHARE", "LINK_VALUE", "MAX_OPEN_BYTES", "MIN_EXCERPT_TOKENS",
+           "MIN_OPEN_BYTES",
            "NAIVE_K", "NAMING_BONUS", "NEAR_DUPLICATE", "RELATIVE_FLOOR", "SEED_BASE",
            "SIBLING_DECAY", "TOP_N", "WINDOWS_PER_BUDGET", "WINDOW_MIX", "Selection",
            "select_compiled", "select_full", "select_naive"]
@@ -80,6 +85,9 @@ DUPLICATE_DISCOUNT = 0.5
 # A chunk naming (defining or heading) a name made only of query terms gains this times
 # the name's share of the query weight before the candidates are cut (re-normalized).
 NAMING_BONUS = 2.0
+# A line binding a name an opened window uses (ctxbench.compiler.links) is valued at this
+# share of the window's value.
+LINK_VALUE = 0.6
 # Opening one more chunk of a file that already has k opened is valued at this ** k.
 SIBLING_DECAY = 0.75
 # Headers and gap markers may take at most this share of the budget; of the first header
@@ -318,8 +326,6 @@ class _Draft:
         return selection
 
 
-
-
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """The ``compiled`` strategy (see the module docstring)."""
     ranked, reason = _ranked(index, policy, query)
@@ -328,14 +334,15 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     matcher = QueryMatcher(query, index.query_weights(query, policy))
     if NAMING_BONUS > 0:
         ranked = _by_naming(index, ranked, matcher)
-    return _select(index, ranked, matcher, budget, (policy.digest(), query), {})
+    return _select(index, policy, ranked, matcher, budget, (policy.digest(), query), {})
 
 
 _STEPS: StepMemo[Selection] = StepMemo()
 
 
-def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: QueryMatcher,
-            budget: int, key: tuple[str, str],
+
+def _select(index: ContextIndex, policy: Policy, ranked: list[tuple[int, float]],
+            matcher: QueryMatcher, budget: int, key: tuple[str, str],
             weighed: dict[int, tuple[list[Range], list[float]]]) -> Selection:
     """The selection at ``budget`` from the ranked chunks, starting from the one at the
     ladder step below (:mod:`ctxbench.compiler.ladder`; the ranking, and each candidate's
@@ -346,7 +353,7 @@ def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: Query
     draft = _Draft(index, budget)
     step = step_below(budget)
     if step is not None:  # start from the ladder step below: nothing it holds is lost
-        for excerpt in _select(index, ranked, matcher, step, key, weighed).excerpts:
+        for excerpt in _select(index, policy, ranked, matcher, step, key, weighed).excerpts:
             draft.add(int(index.position(excerpt.artifact_id) or 0), excerpt.ranges, keep=True)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
@@ -368,6 +375,8 @@ def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: Query
     spread: set[int] = set()
     opened: dict[int, int] = {}  # artifact position -> chunks of it opened
     taken: list[tuple[float, int, int]] = []  # (value, candidate, position) of each opening
+    links: set[int] = set()  # candidates that are second-hop lines (ctxbench.compiler.links)
+    linked: set[tuple[int, int]] = set()  # (chunk id, line) of each of them
     tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
         bound, _, n, widenings = heapq.heappop(heap)
@@ -375,12 +384,7 @@ def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: Query
         chunk = index.chunks[chunk_id]
         position = int(index.chunk_artifact[chunk_id])
         if widenings < 0:
-            found = weighed.get(chunk_id)
-            if found is None:
-                data = index.source(position)
-                lines = chunk_lines(data, chunk.start, chunk.end)
-                found = weighed[chunk_id] = (lines, matcher.line_weights(data, lines))
-            lines, weights = found
+            lines, weights = matcher.chunk_weights(index, weighed, chunk_id)
             if not lines:
                 continue
             window = Window.around_best(lines, weights)
@@ -393,7 +397,12 @@ def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: Query
             heapq.heappush(heap, (-values[n], n, n, 0))
             continue
         window = windows[n]
-        if widenings == 0:
+        if widenings == 0 and n in links:  # a line binding a name an opened window uses
+            if not draft.add(position, merge_ranges((*chunk.context, window.span()))) and \
+                    not draft.add(position, (window.span(),)):
+                continue
+            taken.append((values[n], n, position))
+        elif widenings == 0:
             terms = index.term_set(chunk_id)
             size = len(terms)
             low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE
@@ -434,6 +443,18 @@ def _select(index: ContextIndex, ranked: list[tuple[int, float]], matcher: Query
                 if span is None or not draft.add(position, (span,)):
                     window.restore(state)  # the window is what the packet holds
                     continue
+        if n not in links and LINK_VALUE > 0:  # follow the names the window now holds
+            for link in links_from(index, policy, position, window.span()):
+                if link in linked:
+                    continue
+                linked.add(link)
+                m = len(owners)
+                owners.append(link[0])
+                link_lines, link_weights = matcher.chunk_weights(index, weighed, link[0])
+                windows[m] = Window(link_lines, link_weights, link[1], link[1] + 1)
+                values[m] = values[n] * LINK_VALUE
+                links.add(m)
+                heapq.heappush(heap, (-values[m], m, m, 0))
         if not window.whole():
             tie += 1
             heapq.heappush(heap, (-values[n] * GROW_DECAY ** (widenings + 1), tie, n,
