@@ -51,7 +51,7 @@ def test_link_names_are_compounds_quoted_keys_and_defined_names() -> None:
 def test_the_binding_of_a_quoted_key_is_found_in_the_other_file(tmp_path: Path) -> None:
     index, policy = _index(tmp_path)
     found = []
-    for chunk_id, line in bindings(index, policy, b'"shorten.leeway"'):
+    for chunk_id, line, _, _ in bindings(index, policy, b'"shorten.leeway"'):
         chunk = index.chunks[chunk_id]
         data = index.source(int(index.chunk_artifact[chunk_id]))
         found.append(data[chunk.start:chunk.end].splitlines()[line].strip())
@@ -72,7 +72,7 @@ def test_the_second_hop_never_reaches_a_denied_file(tmp_path: Path) -> None:
     index, policy = _index(tmp_path, denied=True)
     filters = index.position("f")
     found = bindings(index, policy, b'"shorten.leeway"')
-    assert found and all(int(index.chunk_artifact[c]) == filters for c, _ in found)
+    assert found and all(int(index.chunk_artifact[c]) == filters for c, *_ in found)
     packet = select_compiled(index, policy, QUERY, 300)
     assert "DEFAULT_POLICIES" not in packet.text and "shorten.leeway\": 5" not in packet.text
     assert filters is not None

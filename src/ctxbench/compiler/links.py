@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ctxbench.compiler.evidence import chunk_lines
-
 if TYPE_CHECKING:
     from ctxbench.compiler.index import ContextIndex
     from ctxbench.compiler.policy import Policy
@@ -56,56 +54,85 @@ def link_names(text: bytes) -> list[bytes]:
     return names[:NAMES_PER_WINDOW]
 
 
-def _pattern(name: bytes) -> re.Pattern[bytes]:
-    if name[:1] in (b"'", b'"'):
-        return re.compile(rb"""['"]""" + re.escape(name[1:-1]) + rb"""['"]""")
-    return re.compile(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])")
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_QUOTES = frozenset(b"'\"")
 
 
-def bindings(index: ContextIndex, policy: Policy, name: bytes) -> tuple[tuple[int, int], ...]:
-    """(chunk id, line number in the chunk) of the lines binding ``name`` (module)."""
-    memo: dict[tuple[str, bytes], tuple[tuple[int, int], ...]] = index.memo("links", dict)
-    key = (policy.digest(), name)
-    found = memo.get(key)
+def _occurrences(data: bytes, name: bytes, start: int, end: int) -> list[int]:
+    """Offsets in ``[start, end)`` where ``name`` occurs as a whole word, or, for a quoted
+    key, between quotes of either kind (a plain ``find`` scan: no pattern to compile)."""
+    quoted = name[:1] in (b"'", b'"')
+    word = name[1:-1] if quoted else name
+    outside = _QUOTES if quoted else None
+    out = []
+    at = data.find(word, start, end)
+    while at >= 0:
+        before = data[at - 1] if at > 0 else None
+        after = data[at + len(word)] if at + len(word) < len(data) else None
+        if outside is not None:
+            ok = before in outside and after in outside and at - 1 >= start and \
+                at + len(word) < end
+        else:
+            ok = (before is None or before not in _WORD) and (after is None or
+                                                               after not in _WORD)
+        if ok:
+            out.append(at)
+        at = data.find(word, at + 1, end)
+    return out
+
+
+def bindings(index: ContextIndex, policy: Policy, name: bytes, key: str | None = None
+             ) -> tuple[tuple[int, int, int, int], ...]:
+    """(chunk id, line number in the chunk, line start, line end) of the lines binding
+    ``name`` (module); ``key`` is the policy's digest when the caller has it."""
+    memo: dict[tuple[str, bytes], tuple[tuple[int, int, int, int], ...]] = \
+        index.memo("links", dict)
+    memo_key = (key or policy.digest(), name)
+    found = memo.get(memo_key)
     if found is not None:
         return found
     view = index.view(policy)
     ids = index.query_ids(name.strip(b"'\"").decode("utf-8", "replace"))
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, int, int]] = []
     if len(ids) and len(view.chunk_ids):
         scores = view.scores(ids)
         hits = np.flatnonzero(scores > 0)
         order = hits[np.lexsort((view.chunk_ids[hits], -scores[hits]))][:CHUNKS_PER_NAME]
-        pattern = _pattern(name)
         for row in order.tolist():
             chunk_id = int(view.chunk_ids[row])
             chunk = index.chunks[chunk_id]
             data = index.source(int(index.chunk_artifact[chunk_id]))
-            if pattern.search(data, chunk.start, chunk.end) is None:
-                continue
-            for i, (a, b) in enumerate(chunk_lines(data, chunk.start, chunk.end)):
-                line = data[a:b]
-                if pattern.search(line) and _BINDS.search(line):
-                    out.append((chunk_id, i))
+            seen = -1
+            for at in _occurrences(data, name, chunk.start, chunk.end):
+                a = data.rfind(b"\n", chunk.start, at) + 1 or chunk.start
+                if a <= seen:
+                    continue  # the line of an occurrence already looked at
+                seen = a
+                b = data.find(b"\n", at, chunk.end)
+                b = chunk.end if b < 0 else b + 1
+                if _BINDS.search(data[a:b]):
+                    out.append((chunk_id, data.count(b"\n", chunk.start, a), a, b))
                     if len(out) >= BINDINGS_PER_NAME:
                         break
             if len(out) >= BINDINGS_PER_NAME:
                 break
-    memo[key] = found = tuple(out)
+    memo[memo_key] = found = tuple(out)
     return found
 
 
-def links_from(index: ContextIndex, policy: Policy, position: int, span: tuple[int, int]
-               ) -> list[tuple[int, int]]:
+def links_from(index: ContextIndex, policy: Policy, position: int, span: tuple[int, int],
+               key: str | None = None) -> list[tuple[int, int]]:
     """(chunk id, line in the chunk) of the lines binding the names that ``span`` of the
-    artifact at ``position`` uses, outside the span, first name first."""
-    data = index.source(position)
+    artifact at ``position`` uses, outside the span, first name first (the names of a
+    span are kept with the index; ``key`` is the policy's digest)."""
+    names_memo: dict[tuple[int, int, int], list[bytes]] = index.memo("link-names", dict)
+    names = names_memo.get((position, *span))
+    if names is None:
+        data = index.source(position)
+        names = names_memo[(position, *span)] = link_names(data[span[0]:span[1]])
     out: list[tuple[int, int]] = []
-    for name in link_names(data[span[0]:span[1]]):
-        for chunk_id, line in bindings(index, policy, name):
-            chunk = index.chunks[chunk_id]
-            where = int(index.chunk_artifact[chunk_id])
-            a, b = chunk_lines(index.source(where), chunk.start, chunk.end)[line]
-            if where != position or a < span[0] or b > span[1]:
+    for name in names:
+        for chunk_id, line, a, b in bindings(index, policy, name, key):
+            if int(index.chunk_artifact[chunk_id]) != position or a < span[0] or b > span[1]:
                 out.append((chunk_id, line))
     return list(dict.fromkeys(out))

@@ -444,7 +444,7 @@ def _select(index: ContextIndex, policy: Policy, ranked: list[tuple[int, float]]
                     window.restore(state)  # the window is what the packet holds
                     continue
         if n not in links and LINK_VALUE > 0:  # follow the names the window now holds
-            for link in links_from(index, policy, position, window.span()):
+            for link in links_from(index, policy, position, window.span(), key[0]):
                 if link in linked:
                     continue
                 linked.add(link)
