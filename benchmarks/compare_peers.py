@@ -48,6 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="dev,held-out,held-out-2,held-out-3")
     parser.add_argument("--strategies", default=_default_strategies())
+    parser.add_argument("--corpora", help="only these corpora of the sets (comma-separated)")
     parser.add_argument("--out", help="keep the built corpora and JSON reports here")
     args = parser.parse_args()
     strategies = tuple(args.strategies.split(","))
@@ -59,12 +60,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.out or tmp)
         os.environ.setdefault("CTXBENCH_CACHE_DIR", str(Path(tmp) / "cache"))
-        build(root, [name for name, (which, _) in CORPORA.items() if which in wanted])
+        only = set(args.corpora.split(",")) if args.corpora else None
+        chosen = [name for name, (which, _) in CORPORA.items() if which in wanted and
+                  (only is None or name in only)]
+        build(root, chosen)
         totals: dict[tuple[str, str, int], list[int]] = {}
         two_file: dict[tuple[str, str, int], list[int]] = {}
         for spec_path in sorted(SPECS.glob("*.json")):
             spec = json.loads(spec_path.read_text(encoding="utf-8"))
-            if spec["set"] not in wanted:
+            if spec["set"] not in wanted or spec["corpus"] not in chosen:
                 continue
             name = spec["corpus"]
             started = time.perf_counter()

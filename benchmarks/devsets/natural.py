@@ -45,7 +45,8 @@ def spec(names: list[str]) -> None:
         for dist_name in source["distributions"]:  # type: ignore[attr-defined]
             dist = metadata.distribution(dist_name)
             for rel, file in _files(dist):
-                files[rel] = (f"{dist_name}=={dist.version}", file)
+                if ".." not in rel.split("/"):  # installed scripts (../../../bin/jp.py)
+                    files[rel] = (f"{dist_name}=={dist.version}", file)
         tasks = []
         for task in source["tasks"]:  # type: ignore[attr-defined]
             holders: list[str] = []
