@@ -16,10 +16,14 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from ctxbench.compiler.retrieval import normalize_term, raw_terms
 
-__all__ = ["DEFINITION_BONUS", "QueryMatcher", "Window", "chunk_lines"]
+if TYPE_CHECKING:
+    from ctxbench.compiler.index import ContextIndex
+
+__all__ = ["DEFINITION_BONUS", "QueryMatcher", "Window", "chunk_lines", "names_in"]
 
 Range = tuple[int, int]
 _NEWLINE = re.compile(rb"\n")
@@ -52,6 +56,18 @@ def chunk_lines(data: bytes, start: int, end: int) -> list[Range]:
     if cuts[-1] < end:
         cuts.append(end)
     return list(pairwise(cuts))
+
+
+def names_in(data: bytes, start: int, end: int) -> tuple[frozenset[str], ...]:
+    """The normalized terms of each name ``data[start:end]`` defines or heads (``_NAMING``)."""
+    out: list[frozenset[str]] = []
+    for m in _NAMING.finditer(data, start, end):
+        name = next(g for g in m.groups() if g is not None).decode("utf-8", "replace")
+        parts = {normalize_term(t.lower()) for t in _NAME_PART.findall(name)}
+        parts.discard(None)
+        if parts:
+            out.append(frozenset(t for t in parts if t is not None))
+    return tuple(out)
 
 
 class QueryMatcher:
@@ -105,13 +121,27 @@ class QueryMatcher:
     def naming_weight(self, data: bytes, start: int, end: int) -> float:
         """The largest summed weight of the terms of a name the range defines or heads,
         counted only when every term of the name is a query term (see ``_NAMING``)."""
+        return self.names_weight(names_in(data, start, end))
+
+    def chunk_weights(self, index: ContextIndex,
+                      weighed: dict[int, tuple[list[Range], list[float]]], chunk_id: int
+                      ) -> tuple[list[Range], list[float]]:
+        """A chunk's lines and their weights, kept in ``weighed`` (one packet's steps)."""
+        found = weighed.get(chunk_id)
+        if found is None:
+            chunk = index.chunks[chunk_id]
+            data = index.source(int(index.chunk_artifact[chunk_id]))
+            lines = chunk_lines(data, chunk.start, chunk.end)
+            found = weighed[chunk_id] = (lines, self.line_weights(data, lines))
+        return found
+
+    def names_weight(self, names: tuple[frozenset[str], ...]) -> float:
+        """:meth:`naming_weight` from the range's names (:func:`names_in`, query-free, so
+        an index can keep them per chunk)."""
         best = 0.0
-        for m in _NAMING.finditer(data, start, end):
-            name = next(g for g in m.groups() if g is not None).decode("utf-8", "replace")
-            parts = {normalize_term(t.lower()) for t in _NAME_PART.findall(name)}
-            parts.discard(None)
-            if parts and all(t in self._by_term for t in parts):
-                best = max(best, sum(self._by_term[t] for t in parts if t is not None))
+        for parts in names:
+            if all(t in self._by_term for t in parts):
+                best = max(best, sum(self._by_term[t] for t in parts))
         return best
 
     def empty(self) -> bool:

@@ -15,6 +15,10 @@ than any of them needs. Two steps may spend it, and neither adds a header or a g
 * :func:`close` runs on the rendered packet, counted exactly: while its headers and
   separators are more than ``share`` of its tokens, it adds the first line beside any
   range of any excerpt (excerpts in packet order) that still fits the budget.
+* :func:`bridge`, last, fills every gap between two kept ranges of a file whose text
+  costs at most the gap marker plus ``BRIDGE_TOKENS`` (:func:`small_gap`), where the
+  exactly counted packet still fits: a marker never stands for a line or two of evidence
+  between two ranges the packet keeps (the selection fills such gaps as it adds, too).
 
 Every added line is contiguous with a range the packet already holds, so touching ranges
 merge (:func:`ctxbench.compiler.render.merge_ranges`); a line that reaches the next range
@@ -34,7 +38,32 @@ if TYPE_CHECKING:
     from ctxbench.compiler.index import ContextIndex
     from ctxbench.compiler.selection import Draft, PacketParts
 
-__all__ = ["close", "fill", "header_tokens", "lines_beside"]
+__all__ = ["BRIDGE_TOKENS", "GAP_TOKENS", "MAX_BYTES_PER_TOKEN", "bridge", "bridged", "close",
+           "fill", "header_tokens", "lines_beside", "small_gap"]
+
+#: A gap whose text costs at most the marker (2 tokens) plus this is filled, not marked.
+BRIDGE_TOKENS = 8
+GAP_TOKENS = 2  # the gap line and the newline added before it
+# More bytes per token than text ever averages over a piece of lines (cl100k: about 4).
+MAX_BYTES_PER_TOKEN = 12
+
+
+def small_gap(index: ContextIndex, data: bytes, gap: Range) -> bool:
+    """True if the text of ``gap`` costs at most the gap marker plus ``BRIDGE_TOKENS``."""
+    limit = GAP_TOKENS + BRIDGE_TOKENS
+    return 0 < gap[1] - gap[0] <= MAX_BYTES_PER_TOKEN * limit and \
+        index.count(data[gap[0]:gap[1]].decode("utf-8", "replace")) <= limit
+
+
+def bridged(index: ContextIndex, data: bytes, ranges: tuple[Range, ...]) -> tuple[Range, ...]:
+    """``ranges`` (sorted, merged) with every small gap (:func:`small_gap`) filled."""
+    out = list(ranges[:1])
+    for a, b in ranges[1:]:
+        if small_gap(index, data, (out[-1][1], a)):
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return tuple(out)
 
 
 def lines_beside(data: bytes, rng: Range) -> tuple[Range | None, Range | None]:
@@ -177,4 +206,25 @@ def close(packet: PacketParts, token_count: int, share: float) -> bool:
             break
         else:
             break
+    return changed
+
+
+def bridge(packet: PacketParts) -> bool:
+    """Fill each small gap (:func:`small_gap`) between two ranges of an excerpt where the
+    exactly counted packet stays within its budget. True if ``packet.ranges`` changed."""
+    budget = packet.budget
+    if budget is None:
+        return False
+    index = packet.index
+    changed = False
+    for position in packet.order:
+        data = index.source(position)
+        whole = bridged(index, data, packet.ranges[position])
+        if whole == packet.ranges[position]:
+            continue
+        trial = dict(packet.ranges)
+        trial[position] = whole
+        count = index.count(_render(packet, trial))
+        if count <= budget:
+            packet.ranges, changed = trial, True
     return changed

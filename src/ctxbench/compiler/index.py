@@ -9,12 +9,15 @@ counts of what was read are cached per byte range.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import numpy as np
 
 from ctxbench.compiler.chunking import Chunk, Range, chunk_artifact
 from ctxbench.compiler.corpus import Corpus, CorpusArtifact
+from ctxbench.compiler.evidence import names_in
 from ctxbench.compiler.labels import Labeler, corpus_names
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.retrieval import PolicyView, TermMapper, identifier_terms, raw_terms
@@ -23,6 +26,7 @@ from ctxbench.core import IntegrityError
 
 __all__ = ["ContextIndex", "IndexStats"]
 
+T = TypeVar("T")
 _VIEW_CACHE = 16
 _BYTES_CACHE = 64 << 20
 _COUNT_CACHE = 500_000
@@ -67,6 +71,8 @@ class ContextIndex:
         self._bytes_held = 0
         self._counts: dict[tuple[int, tuple[Range, ...]], int] = {}
         self._term_sets: dict[int, frozenset[int]] = {}
+        self._names: dict[int, tuple[frozenset[str], ...]] = {}
+        self._memo: dict[str, object] = {}
         self._labeler: Labeler | None = None
         # A loaded (cached) index: positions whose chunk bounds are not yet checked
         # against the artifact's line boundaries, and the cache entry to name.
@@ -253,6 +259,22 @@ class ContextIndex:
         ids = np.asarray([self._vocab[t] for t in terms], dtype=np.int32)
         return dict(zip(terms, self.view(policy).idf(ids).tolist(), strict=True))
 
+    def chunk_names(self, chunk_id: int) -> tuple[frozenset[str], ...]:
+        """The names a permitted chunk defines or heads, as normalized terms (kept per
+        chunk: they do not depend on the query; :func:`evidence.names_in`)."""
+        found = self._names.get(chunk_id)
+        if found is None:
+            chunk = self.chunks[chunk_id]
+            data = self.source(int(self.chunk_artifact[chunk_id]))
+            found = self._names[chunk_id] = names_in(data, chunk.start, chunk.end)
+        return found
+
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """A query-free value derived from the index, made once and kept with it."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return cast(T, self._memo[key])
+
     def term_set(self, chunk_id: int) -> frozenset[int]:
         """The distinct term ids of a chunk (for near-duplicate detection)."""
         found = self._term_sets.get(chunk_id)
@@ -321,6 +343,16 @@ class ContextIndex:
     def count(self, text: str) -> int:
         """Tokens of ``text`` under the index's declared tokenizer."""
         return self.tokenizer.count(text)
+
+    def range_count(self, position: int, start: int, end: int) -> int:
+        """Token count of the bytes ``[start, end)`` of a permitted artifact, cached (the
+        ladder steps of a packet count the same pieces)."""
+        key = (position, ((start, end),))
+        found = self._counts.get(key)
+        if found is None:
+            text = self.source(position)[start:end].decode("utf-8", "replace")
+            found = self.cached_count(position, ((start, end),), text)
+        return found
 
     def cached_count(self, position: int, ranges: tuple[Range, ...], text: str) -> int:
         """Token count of an excerpt body, cached by artifact and byte ranges."""

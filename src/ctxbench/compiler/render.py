@@ -77,6 +77,7 @@ __all__ = [
     "merge_ranges",
     "packet_blake3",
     "render_excerpt",
+    "subtract_ranges",
 ]
 
 RENDER_TEMPLATE_V1 = "ctxbench.render.v1"
@@ -125,6 +126,22 @@ def merge_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
         else:
             out.append((a, b))
     return tuple(out)
+
+
+def subtract_ranges(ranges: tuple[Range, ...], covered: tuple[Range, ...]) -> list[Range]:
+    """The parts of ``ranges`` not inside ``covered`` (both sorted and merged)."""
+    out: list[Range] = []
+    for a, b in ranges:
+        cursor = a
+        for c, d in covered:
+            if d <= cursor or c >= b:
+                continue
+            if c > cursor:
+                out.append((cursor, c))
+            cursor = max(cursor, d)
+        if cursor < b:
+            out.append((cursor, b))
+    return out
 
 
 def excerpt_header(excerpt: Excerpt, template: str = RENDER_TEMPLATE) -> str:

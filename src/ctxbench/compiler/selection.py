@@ -9,6 +9,9 @@ inside the best ``CANDIDATES`` of them (see :mod:`ctxbench.compiler.evidence`):
   times ``(1 - WINDOW_MIX) + WINDOW_MIX * (query weight the window holds / query weight)``;
 * an opened window offers a *widening* by ``open_bytes`` more of its chunk, valued at
   the opening's value times ``GROW_DECAY`` per widening already taken;
+* a window that holds a name (a compound identifier, a quoted key, a defined name) offers
+  the lines elsewhere that bind it (:mod:`ctxbench.compiler.links`: a setting and its
+  default, a use and its definition), valued at ``LINK_VALUE`` of the window's value;
 * actions are taken best first while they fit; near-duplicate chunks (term Jaccard >=
   ``NEAR_DUPLICATE`` with a chosen one) are skipped within a file and valued at
   ``DUPLICATE_DISCOUNT`` of their value across files, and an action is skipped when its
@@ -19,7 +22,9 @@ So the strongest evidence is widened before a weaker file is opened, a small bud
 buys a few lines around the best matches and a large one whole chunks. ``open_bytes``
 adapts to the budget: ``BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET``, clamped to
 ``[MIN_OPEN_BYTES, MAX_OPEN_BYTES]``. The packet stops when every opening and widening
-has been taken (the selection is complete) or nothing more fits; it does not pad. The
+has been taken (the selection is complete) or nothing more fits; it does not pad. A
+packet above ``SEED_BASE`` tokens starts from the packet of the ladder step below it
+(:mod:`ctxbench.compiler.ladder`), so more budget never loses evidence. The
 room left is spent on lines beside the opened windows, in their files, at no header or
 gap cost (:mod:`ctxbench.compiler.fill`, which also holds the closing step that keeps
 headers and separators within ``HEADER_SHARE`` of the packet where a line still fits).
@@ -37,9 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctxbench.compiler.evidence import QueryMatcher, Window, chunk_lines
-from ctxbench.compiler.fill import close, fill
+from ctxbench.compiler.evidence import QueryMatcher, Window
+from ctxbench.compiler.fill import GAP_TOKENS as _GAP_TOKENS
+from ctxbench.compiler.fill import MAX_BYTES_PER_TOKEN as _MAX_BYTES_PER_TOKEN
+from ctxbench.compiler.fill import bridge, bridged, close, fill
 from ctxbench.compiler.index import ContextIndex
+from ctxbench.compiler.ladder import SEED_BASE, StepMemo, step_below
+from ctxbench.compiler.links import links_from
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.render import (
     Excerpt,
@@ -48,32 +57,16 @@ from ctxbench.compiler.render import (
     excerpt_header,
     merge_ranges,
     render_excerpt,
+    subtract_ranges,
 )
 
-__all__ = [
-    "BYTES_PER_TOKEN",
-    "CANDIDATES",
-    "DUPLICATE_DISCOUNT",
-    "FIRST_HEADER_EXEMPT",
-    "GROW_DECAY",
-    "HEADER_SHARE",
-    "MAX_OPEN_BYTES",
-    "MIN_EXCERPT_TOKENS",
-    "MIN_OPEN_BYTES",
-    "NAIVE_K",
-    "NAMING_BONUS",
-    "NEAR_DUPLICATE",
-    "RELATIVE_FLOOR",
-    "SIBLING_DECAY",
-    "TOP_N",
-    "WINDOWS_PER_BUDGET",
-    "WINDOW_MIX",
-    "Draft", "PacketParts",
-    "Selection",
-    "select_compiled",
-    "select_full",
-    "select_naive",
-]
+__all__ = ["BYTES_PER_TOKEN", "CANDIDATES", "DUPLICATE_DISCOUNT", "FIRST_HEADER_EXEMPT",
+           "GROW_DECAY", "HEADER_SHARE", "LINK_VALUE", "MAX_OPEN_BYTES", "MIN_EXCERPT_TOKENS",
+           "MIN_OPEN_BYTES",
+           "NAIVE_K", "NAMING_BONUS", "NEAR_DUPLICATE", "RELATIVE_FLOOR", "SEED_BASE",
+           "SIBLING_DECAY", "TOP_N", "WINDOWS_PER_BUDGET", "WINDOW_MIX", "Draft", "PacketParts",
+           "Selection",
+           "select_compiled", "select_full", "select_naive"]
 
 TOP_N = 100
 NAIVE_K = 5
@@ -93,6 +86,9 @@ DUPLICATE_DISCOUNT = 0.5
 # A chunk naming (defining or heading) a name made only of query terms gains this times
 # the name's share of the query weight before the candidates are cut (re-normalized).
 NAMING_BONUS = 2.0
+# A line binding a name an opened window uses (ctxbench.compiler.links) is valued at this
+# share of the window's value.
+LINK_VALUE = 0.6
 # Opening one more chunk of a file that already has k opened is valued at this ** k.
 SIBLING_DECAY = 0.75
 # Headers and gap markers may take at most this share of the budget; of the first header
@@ -226,9 +222,7 @@ def _by_naming(index: ContextIndex, ranked: list[tuple[int, float]],
         return ranked
     boosted = []
     for chunk_id, relevance in ranked:
-        chunk = index.chunks[chunk_id]
-        data = index.source(int(index.chunk_artifact[chunk_id]))
-        share = matcher.naming_weight(data, chunk.start, chunk.end) / matcher.total
+        share = matcher.names_weight(index.chunk_names(chunk_id)) / matcher.total
         boosted.append((chunk_id, relevance + NAMING_BONUS * share))
     boosted.sort(key=lambda item: (-item[1], item[0]))
     top = boosted[0][1]
@@ -264,22 +258,6 @@ def select_full(index: ContextIndex, policy: Policy) -> Selection:
     return packet.finish("no artifact with text is permitted by the policy")
 
 
-def _subtract(ranges: tuple[Range, ...], covered: tuple[Range, ...]) -> list[Range]:
-    """The parts of ``ranges`` not inside ``covered`` (both sorted and merged)."""
-    out: list[Range] = []
-    for a, b in ranges:
-        cursor = a
-        for c, d in covered:
-            if d <= cursor or c >= b:
-                continue
-            if c > cursor:
-                out.append((cursor, c))
-            cursor = max(cursor, d)
-        if cursor < b:
-            out.append((cursor, b))
-    return out
-
-
 class Draft:
     """A ``compiled`` packet under construction: costs counted per added piece."""
 
@@ -299,23 +277,25 @@ class Draft:
         """The part of the first header left out of the header cap."""
         return min(self.first_header, int(FIRST_HEADER_EXEMPT * HEADER_SHARE * self.budget))
 
-    def add(self, position: int, ranges: tuple[Range, ...]) -> bool:
-        """Add ranges to the artifact's excerpt if the estimate still fits; True if added."""
+    def add(self, position: int, ranges: tuple[Range, ...], keep: bool = False) -> bool:
+        """Add ranges to the artifact's excerpt if the estimate still fits; True if added
+        or already held. A gap the text would fill at about a marker's cost is filled;
+        ``keep`` (a smaller budget's packet) is not held to the header cap."""
         packet = self.packet
         before = packet.ranges.get(position)
-        merged = merge_ranges((*(before or ()), *ranges))
-        if merged == before:
-            return False
         data = self.index.source(position)
-        pieces = _subtract(merged, before or ())
+        merged = bridged(self.index, data, merge_ranges((*(before or ()), *ranges)))
+        if merged == before:
+            return True
+        pieces = subtract_ranges(merged, before or ())
         if packet.order and sum(b - a for a, b in pieces) > _MAX_BYTES_PER_TOKEN * self.room():
             return False  # cannot fit whatever it counts to: skip the exact count
-        cost = sum(self.index.count(data[a:b].decode("utf-8", "replace")) for a, b in pieces)
+        cost = sum(self.index.range_count(position, a, b) for a, b in pieces)
         overhead = (len(merged) - len(before or ((0, 0),))) * _GAP_TOKENS
         if before is None:
             overhead += self.index.count(excerpt_header(packet.excerpt(position, merged))) + 1
         cost += overhead
-        if packet.order and overhead > 0 and \
+        if packet.order and overhead > 0 and not keep and \
                 self.overhead - self.exempt() + overhead > HEADER_SHARE * self.budget:
             return False  # another header or gap would crowd out evidence
         if cost > self.room():
@@ -342,24 +322,40 @@ class Draft:
         selection = packet.finish(empty_reason)
         if selection.excerpts and close(packet, selection.token_count, HEADER_SHARE):
             selection = packet.finish(empty_reason)
+        if selection.excerpts and bridge(packet):
+            selection = packet.finish(empty_reason)
         return selection
-
-
-_GAP_TOKENS = 2  # the gap line and the newline added before it
-# More bytes per token than text ever averages over a piece of lines (cl100k: about 4).
-_MAX_BYTES_PER_TOKEN = 12
 
 
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """The ``compiled`` strategy (see the module docstring)."""
     ranked, reason = _ranked(index, policy, query)
-    draft = Draft(index, budget)
     if not ranked:
-        return draft.finish(reason or "nothing was selected")
-    weights = index.query_weights(query, policy)
-    matcher = QueryMatcher(query, weights)
+        return Draft(index, budget).finish(reason or "nothing was selected")
+    matcher = QueryMatcher(query, index.query_weights(query, policy))
     if NAMING_BONUS > 0:
         ranked = _by_naming(index, ranked, matcher)
+    return _select(index, policy, ranked, matcher, budget, (policy.digest(), query), {})
+
+
+_STEPS: StepMemo[Selection] = StepMemo()
+
+
+
+def _select(index: ContextIndex, policy: Policy, ranked: list[tuple[int, float]],
+            matcher: QueryMatcher, budget: int, key: tuple[str, str],
+            weighed: dict[int, tuple[list[Range], list[float]]]) -> Selection:
+    """The selection at ``budget`` from the ranked chunks, starting from the one at the
+    ladder step below (:mod:`ctxbench.compiler.ladder`; the ranking, and each candidate's
+    lines and line weights in ``weighed``, are made once for all steps)."""
+    hit = _STEPS.get(index, (*key, budget))
+    if hit is not None:
+        return hit
+    draft = Draft(index, budget)
+    step = step_below(budget)
+    if step is not None:  # start from the ladder step below: nothing it holds is lost
+        for excerpt in _select(index, policy, ranked, matcher, step, key, weighed).excerpts:
+            draft.add(int(index.position(excerpt.artifact_id) or 0), excerpt.ranges, keep=True)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
     # Heap entries (-value, tie, candidate, widenings); widenings -1 marks a candidate not
@@ -380,6 +376,8 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
     spread: set[int] = set()
     opened: dict[int, int] = {}  # artifact position -> chunks of it opened
     taken: list[tuple[float, int, int]] = []  # (value, candidate, position) of each opening
+    links: set[int] = set()  # candidates that are second-hop lines (ctxbench.compiler.links)
+    linked: set[tuple[int, int]] = set()  # (chunk id, line) of each of them
     tie = len(owners)
     while heap and (not draft.packet.order or draft.room() >= MIN_EXCERPT_TOKENS):
         bound, _, n, widenings = heapq.heappop(heap)
@@ -387,11 +385,10 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
         chunk = index.chunks[chunk_id]
         position = int(index.chunk_artifact[chunk_id])
         if widenings < 0:
-            data = index.source(position)
-            lines = chunk_lines(data, chunk.start, chunk.end)
+            lines, weights = matcher.chunk_weights(index, weighed, chunk_id)
             if not lines:
                 continue
-            window = Window.around_best(lines, matcher.line_weights(data, lines))
+            window = Window.around_best(lines, weights)
             size = window.span()[1] - window.span()[0]
             if size < open_bytes:
                 window.grow(open_bytes - size)
@@ -401,7 +398,12 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
             heapq.heappush(heap, (-values[n], n, n, 0))
             continue
         window = windows[n]
-        if widenings == 0:
+        if widenings == 0 and n in links:  # a line binding a name an opened window uses
+            if not draft.add(position, merge_ranges((*chunk.context, window.span()))) and \
+                    not draft.add(position, (window.span(),)):
+                continue
+            taken.append((values[n], n, position))
+        elif widenings == 0:
             terms = index.term_set(chunk_id)
             size = len(terms)
             low, high = NEAR_DUPLICATE * size, size / NEAR_DUPLICATE
@@ -442,10 +444,24 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
                 if span is None or not draft.add(position, (span,)):
                     window.restore(state)  # the window is what the packet holds
                     continue
+        if n not in links and LINK_VALUE > 0:  # follow the names the window now holds
+            for link in links_from(index, policy, position, window.span(), key[0]):
+                if link in linked:
+                    continue
+                linked.add(link)
+                m = len(owners)
+                owners.append(link[0])
+                link_lines, link_weights = matcher.chunk_weights(index, weighed, link[0])
+                windows[m] = Window(link_lines, link_weights, link[1], link[1] + 1)
+                values[m] = values[n] * LINK_VALUE
+                links.add(m)
+                heapq.heappush(heap, (-values[m], m, m, 0))
         if not window.whole():
             tie += 1
             heapq.heappush(heap, (-values[n] * GROW_DECAY ** (widenings + 1), tie, n,
                                   widenings + 1))
     fill(draft, [(windows[n], position) for _, n, position in
                  sorted(taken, key=lambda t: (-t[0], t[1]))], matcher, HEADER_SHARE)
-    return draft.finish("nothing was selected")
+    selection = draft.finish("nothing was selected")
+    _STEPS.put(index, (*key, budget), selection)
+    return selection
