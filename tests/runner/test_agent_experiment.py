@@ -67,6 +67,13 @@ def test_agent_tasks_spec_writes_the_reports_and_resumes(tmp_path: Path) -> None
     again = run_experiment(path, resume=True)
     assert (again.completed, again.skipped) == (0, 6)
     assert (out / "cef-report.json").read_bytes() == report
+    # A changed condition is not resumed into the same directory.
+    path.write_text(path.read_text(encoding="utf-8").replace("budget = 4000", "budget = 3000",
+                                                              1), encoding="utf-8")
+    with pytest.raises(InputError, match=r"agent-trials.jsonl:\d+: condition: expected a "
+                       r"trial of this spec's conditions \(full=full_history@None, "
+                       r"elided=elide_tool_outputs@3000"):
+        run_experiment(path, resume=True)
 
 
 def test_bfcl_multi_turn_spec_runs_a_category(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from the spec's pricing snapshot, every request (turn) priced from its reported 
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Mapping
@@ -134,6 +135,30 @@ def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
         pricing=pricing, **limits, **common)
 
 
+def _check_resumable(spec: AgentSpec, log: Path) -> None:
+    """Every recorded trial must be one this spec would run: its condition's manager and
+    budget and the model (a torn last line is left to the trial log, which sets it aside)."""
+    conditions = {c.name: c for c in spec.conditions}
+    with log.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                trial = json.loads(raw)
+            except ValueError:
+                continue  # a torn last line: the trial log moves it aside and reruns it
+            if not isinstance(trial, dict):
+                continue
+            cond = conditions.get(str(trial.get("condition")))
+            if cond is None or (trial.get("manager"), trial.get("budget"),
+                                trial.get("model")) != (cond.manager, cond.budget,
+                                                        spec.model.model):
+                raise InputError(
+                    f"{log}:{number}: condition: expected a trial of this spec's conditions "
+                    f"({', '.join(f'{c.name}={c.manager}@{c.budget}' for c in spec.conditions)}"
+                    f" on {spec.model.model}), got {trial.get('condition')}="
+                    f"{trial.get('manager')}@{trial.get('budget')} on {trial.get('model')}; "
+                    "run the changed spec into another output directory")
+
+
 def run_agent_spec(path: str | os.PathLike[str], *, resume: bool = False,
                    provider_options: Mapping[str, Any] | None = None,
                    spec_arg: str | None = None) -> AgentSpecRun:
@@ -150,6 +175,8 @@ def run_agent_spec(path: str | os.PathLike[str], *, resume: bool = False,
             if not resume and log.exists() and log.stat().st_size > 0:
                 raise InputError(f"{spec.output}: already holds a run; continue it with "
                                  f"`{resume_command}` or choose another output directory")
+            if log.exists():
+                _check_resumable(spec, log)
             done = _run(spec, options)
     except KeyboardInterrupt:
         return AgentSpecRun(spec.output, run_id, 0, 0, True, resume_command, labels=labels)
