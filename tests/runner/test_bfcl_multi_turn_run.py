@@ -4,15 +4,19 @@ judged by BFCL's semantics, per-request decisions under two context managers."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from ctxbench.compiler.context_managers import get_context_manager
 from ctxbench.compiler.tokenizers import get_tokenizer
-from ctxbench.core import TokenUsage, iter_jsonl
+from ctxbench.core import InputError, TokenUsage, iter_jsonl
 from ctxbench.runner.agent_run import AgentCondition
 from ctxbench.runner.bfcl_multi_turn_experiment import run_multi_turn_experiment
 from ctxbench.runner.bfcl_multi_turn_run import MultiTurnOutcome, run_multi_turn
+from ctxbench.runner.pricing import load_pricing_snapshot
 from ctxbench.runner.providers.base import ProviderRequest, ProviderResponse
 from ctxbench.workloads.bfcl_multi_turn import load_multi_turn
 from ctxbench.workloads.calls import ToolCall, render_calls
@@ -137,3 +141,41 @@ def test_openai_compatible_server_plays_the_ground_truth_natively(tmp_path: Path
     assert second[-2]["tool_calls"][0]["function"]["name"] == truths[tasks[0].task_id][0][0][0]
     assert {f["function"]["name"] for f in server.bodies[0]["tools"]} >= {"cd", "ls"}
     assert trials[0]["provider_request_id"] is not None
+
+
+def test_a_priced_provider_is_priced_per_request(tmp_path: Path) -> None:
+    snapshot = {"schema_version": "ctxbench.pricing-snapshot.v1", "provider": "openai",
+                "model": "bfcl-loopback", "effective_date": "2026-01-15",
+                "source_reference": "https://example.invalid/pricing",
+                "rates_usd_per_million": {"uncached_input": 2, "cached_input": 0.5,
+                                          "cache_write": 0, "output": 10}}
+    (tmp_path / "prices.json").write_text(json.dumps(snapshot), encoding="utf-8")
+    (task,) = [t for t in load_multi_turn("multi_turn_base", limit=12)
+               if not any(c.args for turn in t.ground_truth for c in turn)][:1]
+    truths = {task.task_id: [[(c.name, dict(c.kwargs)) for c in turn]
+                             for turn in task.ground_truth]}
+    with MultiTurnServer(truths, {task.task_id: task.turns[0][0]}) as server:
+        run_multi_turn_experiment(
+            tmp_path / "run", tasks=[task], provider="openai",
+            pricing=load_pricing_snapshot(tmp_path / "prices.json"),
+            provider_options={"model": "bfcl-loopback", "base_url": server.base_url},
+            conditions=[AgentCondition("full", "full_history"),
+                        AgentCondition("elide", "elide_tool_outputs", 8000)])
+    trials = [item.value for item in iter_jsonl(tmp_path / "run" / "agent-trials.jsonl")]
+    for t in trials:
+        assert t["cost_source"] == "pricing_snapshot"
+        # 2 USD per million input tokens, 10 per million output: micro-USD per request.
+        assert t["cost_micro_usd"] == sum(2 * r["input_tokens"] + 10 * r["output_tokens"]
+                                          for r in t["turns"]) > 0
+    rows = [item.value for item in iter_jsonl(tmp_path / "run" / "public-eval" / "full.jsonl")]
+    assert rows[0]["usd"] == trials[0]["cost_micro_usd"] / 1e6
+
+
+def test_a_priced_provider_without_a_snapshot_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="pricing: expected a pricing snapshot for provider "
+                                         "openai"):
+        run_multi_turn_experiment(
+            tmp_path, tasks=load_multi_turn("multi_turn_base", limit=1), provider="openai",
+            provider_options={"model": "m", "base_url": "http://127.0.0.1:9/v1"},
+            conditions=[AgentCondition("full", "full_history"),
+                        AgentCondition("elide", "elide_tool_outputs", 8000)])

@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "Compile a policy-aware, budgeted context packet and its commit."),
     "strategies": ("ctxbench.cli.strategies", "strategies",
                    "List the installed context strategies and where each came from."),
+    "context-managers": ("ctxbench.cli.context_managers", "context_managers",
+                         "List the installed agent context managers and their source."),
     "public-eval": ("ctxbench.cli.public_eval", "public_eval",
                     "Compare two public-eval row files under the public-eval protocol."),
     "cef": ("ctxbench.cli.cef", "cef",

@@ -56,7 +56,8 @@ from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.agent import AgentTask
 
 __all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRunSummary",
-           "cef_record", "public_eval_row", "run_agent_experiment"]
+           "cef_record", "cost_source", "public_eval_row", "run_agent_experiment",
+           "turns_cost_micro", "write_agent_reports"]
 
 AGENT_TRIAL_SCHEMA = "ctxbench.agent-trial.v1"
 SCORER = "agent-final-answer-v1"
@@ -84,8 +85,10 @@ class AgentRunSummary:
     paths: Mapping[str, Path] = field(default_factory=dict)
 
 
-def _cost(provider: Provider, pricing: PricingSnapshot | None,
-          self_hosted: bool) -> tuple[str, str]:
+def cost_source(provider: Provider, pricing: PricingSnapshot | None,
+                self_hosted: bool) -> tuple[str, str]:
+    """(cost_source, its reference) of a run: the pricing snapshot, the fixture's zero
+    cost, or a self-hosted model; InputError for a priced provider without a snapshot."""
     if pricing is not None:
         return "pricing_snapshot", pricing.reference
     if provider.usage_source == "deterministic_fixture":
@@ -96,20 +99,25 @@ def _cost(provider: Provider, pricing: PricingSnapshot | None,
                      "(or self_hosted for a local server), got none")
 
 
+def turns_cost_micro(turns: Sequence[Mapping[str, Any]], pricing: PricingSnapshot) -> int:
+    """Micro-USD of a trial's turns, each priced as the one request it was (its reported
+    input, cached input, output and reasoning tokens), a summarizing manager's calls
+    included."""
+    usages = [TokenUsage(uncached_input=t.get("input_tokens", 0)
+                         - t.get("cached_input_tokens", 0),
+                         cached_input=t.get("cached_input_tokens", 0),
+                         output=t.get("output_tokens", 0),
+                         reasoning=t.get("reasoning_tokens", 0))
+              for t in turns]
+    usages += [TokenUsage(uncached_input=s["input_tokens"], output=s["output_tokens"])
+               for t in turns for s in t.get("summaries", ())]
+    return sum(sum(pricing.cost_micro(u)) for u in usages)
+
+
 def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome: AgentOutcome,
             *, identity: Mapping[str, Any], native: Mapping[str, Any] | None,
             pricing: PricingSnapshot | None) -> dict[str, Any]:
-    cost = 0
-    if pricing is not None:  # priced per turn (each turn is one request)
-        usages = [TokenUsage(uncached_input=t.get("input_tokens", 0)
-                             - t.get("cached_input_tokens", 0),
-                             cached_input=t.get("cached_input_tokens", 0),
-                             output=t.get("output_tokens", 0),
-                             reasoning=t.get("reasoning_tokens", 0))
-                  for t in outcome.turns]
-        usages += [TokenUsage(uncached_input=s["input_tokens"], output=s["output_tokens"])
-                   for t in outcome.turns for s in t.get("summaries", ())]
-        cost = sum(sum(pricing.cost_micro(u)) for u in usages)
+    cost = 0 if pricing is None else turns_cost_micro(outcome.turns, pricing)
     score = task.score(outcome.final_answer) if outcome.stop_reason == "final_answer" else 0.0
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
@@ -201,11 +209,11 @@ def run_agent_experiment(
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     instance = get_provider(provider, **dict(provider_options or {}))
-    cost_source, cost_reference = _cost(instance, pricing, self_hosted)
+    cost_source_name, cost_reference = cost_source(instance, pricing, self_hosted)
     natives = {c.name: native_context(instance, c.name) for c in conditions if c.native_context}
     identity = {"workload": workload, "workload_version": workload_version,
                 "provider": instance.name, "model": instance.model, "scorer": SCORER,
-                "usage_source": instance.usage_source, "cost_source": cost_source,
+                "usage_source": instance.usage_source, "cost_source": cost_source_name,
                 "cost_source_reference": cost_reference, "tokenizer": tokenizer}
     # Declared before the first trial; a resumed run must find the same one.
     declare_preregistration(out / "cef-prereg.json", run_preregistration(

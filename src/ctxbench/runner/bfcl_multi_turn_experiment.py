@@ -36,9 +36,12 @@ from ctxbench.runner.agent_run import (
     AGENT_TRIAL_SCHEMA,
     AgentCondition,
     AgentRunSummary,
+    cost_source,
+    turns_cost_micro,
     write_agent_reports,
 )
 from ctxbench.runner.bfcl_multi_turn_run import BFCL_MAX_STEPS, MultiTurnOutcome, run_multi_turn
+from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import get_provider
 from ctxbench.runner.reports import declare_preregistration, run_preregistration
 from ctxbench.runner.trial_log import TrialLog
@@ -51,7 +54,8 @@ _STOPS = {"completed": "final_answer", "force_terminated": "turn_limit", "error"
 
 
 def _record(task: MultiTurnTask, condition: AgentCondition, replicate: int,
-            outcome: MultiTurnOutcome, identity: Mapping[str, Any]) -> dict[str, Any]:
+            outcome: MultiTurnOutcome, identity: Mapping[str, Any],
+            pricing: PricingSnapshot | None = None) -> dict[str, Any]:
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
         "condition": condition.name, "replicate": replicate, "manager": condition.manager,
@@ -67,7 +71,9 @@ def _record(task: MultiTurnTask, condition: AgentCondition, replicate: int,
         "tool_calls": outcome.tool_calls, "usage": outcome.usage.as_dict(),
         "context_tokens": outcome.usage.context_tokens,
         "output_tokens": outcome.usage.output, "reasoning_tokens": outcome.usage.reasoning,
-        "cost_micro_usd": 0, "latency_ms": round(outcome.latency_ms, 3),
+        "cost_micro_usd": 0 if pricing is None else turns_cost_micro(outcome.requests,
+                                                                      pricing),
+        "latency_ms": round(outcome.latency_ms, 3),
         "provider_request_id": next((r.get("request_id") for r in reversed(outcome.requests)
                                      if r.get("request_id")), None),
     }
@@ -80,11 +86,12 @@ def run_multi_turn_experiment(
     max_steps: int = BFCL_MAX_STEPS, max_output_tokens: int = 256,
     workload: str = "bfcl-multi-turn", workload_version: str = "bfcl-eval-2026.3.23",
     tokenizer: str = DEFAULT_TOKENIZER, self_hosted: bool = False,
+    pricing: PricingSnapshot | None = None,
 ) -> AgentRunSummary:
     """Run every (task, condition, replicate) not yet recorded, then write the reports.
 
-    Costs are not priced: the provider must be the fixture or self-hosted (a priced run of
-    the multi-turn suites is not supported yet).
+    A priced provider needs ``pricing``: each model request is priced as one request from
+    the usage it reported (:func:`~ctxbench.runner.agent_run.turns_cost_micro`).
     """
     if len(conditions) < 2:
         raise InputError("conditions: expected a baseline and at least one other, got "
@@ -99,13 +106,7 @@ def run_multi_turn_experiment(
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     instance = get_provider(provider, **dict(provider_options or {}))
-    if instance.usage_source == "deterministic_fixture":
-        cost = ("zero_cost_fixture", "ctxbench fixture provider")
-    elif self_hosted or instance.name == "llamacpp":
-        cost = ("self_hosted_no_api_fee", f"self-hosted {instance.model}")
-    else:
-        raise InputError(f"provider {instance.name}: expected the fixture or a self-hosted "
-                         "model (multi-turn runs are not priced yet)")
+    cost = cost_source(instance, pricing, self_hosted)
     identity = {"workload": workload, "workload_version": workload_version,
                 "provider": instance.name, "model": instance.model,
                 "scorer": MULTI_TURN_SCORER, "usage_source": instance.usage_source,
@@ -130,7 +131,7 @@ def run_multi_turn_experiment(
                             instance, task, managers[c.manager], budget=c.budget,
                             tokenizer=counter, max_steps=max_steps,
                             max_output_tokens=max_output_tokens, seed=seed + replicate)
-                        log.append(_record(task, c, replicate, outcome, identity))
+                        log.append(_record(task, c, replicate, outcome, identity, pricing))
                         counts[0] += 1
         finally:
             await instance.aclose()

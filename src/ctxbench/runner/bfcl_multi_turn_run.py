@@ -117,7 +117,9 @@ async def run_multi_turn(provider: Provider, task: MultiTurnTask, manager: Conte
                 return end("error", f"{exc.error_class}: {str(exc)[:200]}")
             usage, latency = usage + response.usage, latency + response.latency_ms
             record.update(input_tokens=response.usage.context_tokens,
+                          cached_input_tokens=response.usage.cached_input,
                           output_tokens=response.usage.output,
+                          reasoning_tokens=response.usage.reasoning,
                           latency_ms=round(response.latency_ms, 3),
                           request_id=response.request_id, response_text=response.text)
             calls = _calls(response.text)

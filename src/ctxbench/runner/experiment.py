@@ -116,7 +116,20 @@ def _pricing(spec: ExperimentSpec) -> tuple[CostSource, PricingSnapshot | None, 
 def run_experiment(spec_path: str | os.PathLike[str], *, resume: bool = False,
                    show_progress: bool = False, provider_options: dict[str, Any] | None = None,
                    ) -> RunSummary:
-    """Load ``spec_path`` and run it (see :func:`run_loaded`)."""
+    """Load ``spec_path`` and run it (see :func:`run_loaded`); an agent-run spec
+    (``[workload] format`` agent, bfcl_multi_turn or agent_traces) runs through
+    :func:`ctxbench.runner.agent_experiment.run_agent_spec`."""
+    from ctxbench.runner.agent_experiment import agent_spec_format, run_agent_spec
+
+    if agent_spec_format(spec_path) is not None:
+        done = run_agent_spec(spec_path, resume=resume, provider_options=provider_options,
+                              spec_arg=str(spec_path))
+        return RunSummary(output=done.output, run_id=done.run_id,
+                          planned=done.completed + done.skipped, completed=done.completed,
+                          skipped=done.skipped, interrupted=done.interrupted,
+                          resume_command=done.resume_command, torn_line=None,
+                          reports=dict(done.reports), verdicts=list(done.verdicts),
+                          labels=list(done.labels))
     return run_loaded(load_spec(spec_path), resume=resume, show_progress=show_progress,
                       provider_options=provider_options, spec_arg=str(spec_path))
 

@@ -44,7 +44,7 @@ from ctxbench.runner.workload_formats import (
 
 __all__ = ["BFCL_PREFIX", "BOUNDS", "STRATEGIES", "TOOL_STRATEGIES",
            "ConditionSpec", "ExperimentSpec", "JudgeSpec", "Limits", "ModelSpec",
-           "WorkloadSpec", "load_spec", "parse_spec"]
+           "TomlFields", "WorkloadSpec", "load_spec", "parse_model", "parse_spec"]
 
 STRATEGIES = ("full_permitted_context", "naive_top_k", "compiled", "external")
 BUILTIN_SEED = "builtin:enterprise-seed"
@@ -456,3 +456,9 @@ def load_spec(path: str | os.PathLike[str]) -> ExperimentSpec:
     with lines.locating(str(path)):
         return parse_spec(document, path=target.resolve(), display=str(path),
                           digest=blake3_file(target))
+
+
+# Public names for the agent runs' spec reader (:mod:`ctxbench.runner.agent_spec`), which
+# reads the same [model] table and located fields.
+TomlFields = _TomlFields
+parse_model = _model

@@ -38,8 +38,8 @@ from ctxbench.compiler.discovery import NAME
 from ctxbench.core import InputError, RuntimeFailure
 from ctxbench.core.entrypoints import own_entries
 
-__all__ = ["BUILTIN", "GROUP", "get_context_manager", "installed_context_managers",
-           "manager_source"]
+__all__ = ["BUILTIN", "GROUP", "context_manager_table", "get_context_manager",
+           "installed_context_managers", "manager_source"]
 
 GROUP = "ctxbench.context_managers"
 # ctxbench's own managers: their one declaration is pyproject.toml's entry points (read
@@ -175,3 +175,28 @@ def manager_source(name: str) -> dict[str, str]:
     target, dist, version = installed_context_managers()[name]
     origin = "built-in" if name in BUILTIN else "third-party"
     return {"origin": origin, "distribution": dist, "version": version, "target": target}
+
+
+def context_manager_table() -> str:
+    """One line per installed context manager: name, origin (built-in or entry point),
+    distribution and version, target, budgeted, and what it does (or why it cannot be
+    used). A ``module:attr`` or ``external:COMMAND`` manager is named in a spec, not
+    installed, so it is not listed."""
+    rows = [("name", "origin", "distribution", "target", "budgeted", "what it does")]
+    for name, (target, dist, version) in installed_context_managers().items():
+        origin = "built-in" if name in BUILTIN else "entry point"
+        budgeted, shown = "-", version
+        if not target:
+            what, shown = f"UNUSABLE: {version}", ""
+        else:
+            try:
+                manager = get_context_manager(name)
+                what = str(getattr(manager, "summary", "") or "")
+                budgeted = "yes" if manager.budgeted else "no"
+            except InputError as exc:
+                what = f"UNUSABLE: {exc}"
+        rows.append((name, origin, f"{dist} {shown}".strip(), target or "-", budgeted,
+                     " ".join(what.split())[:160]))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(5)) + "  " + r[5]
+                     for r in rows)

@@ -1,0 +1,149 @@
+"""Recorded agent traces replayed under several context managers, with the agent run's reports.
+
+    points = [p for t in traces for p in decision_points(t)]
+    summary = run_trace_experiment("out", points=points, provider="fixture",
+                                   conditions=[AgentCondition("full", "full_history"),
+                                               AgentCondition("elided", "elide_tool_outputs",
+                                                              4000)])
+
+Each (decision point, condition, replicate) is replayed once by
+:func:`ctxbench.runner.trace_replay.replay_point` and recorded as one
+``ctxbench.agent-trial.v1`` line of ``agent-trials.jsonl`` (fsynced; a rerun skips what is
+recorded), so the CEF, public-eval and HTML reports are written by
+:func:`ctxbench.runner.agent_run.write_agent_reports` unchanged. In that log, per point:
+
+- ``task_id`` is the point's id (``TRACE@INDEX``), ``point_kind`` ``action`` or ``answer``;
+- ``task_score`` is the next-move score (:meth:`DecisionPoint.score`: 1 for the recorded
+  calls, the answer's token F1 against the recorded answer); ``evidence_recall`` is the
+  share of the point's evidence (the tool results since the last user message) in what was
+  sent, as trace_replay computes it;
+- ``context_tokens`` is the provider-observed input tokens of the request (a summarizing
+  manager's calls included), ``cost_micro_usd`` that usage priced when a snapshot is given;
+- ``stop_reason`` is ``final_answer`` when the model replied (resolved in public-eval only
+  at score 1), ``error`` when the decision was refused or the request failed (its
+  ``error_type``; task score and evidence recall 0: nothing was scored);
+- ``turns`` holds the one request (its ``decision`` commit and usage), for the curves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxbench.compiler.context_managers import get_context_manager, manager_source
+from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from ctxbench.core import InputError
+from ctxbench.runner.agent_run import (
+    AGENT_TRIAL_SCHEMA,
+    AgentCondition,
+    AgentRunSummary,
+    cost_source,
+    turns_cost_micro,
+    write_agent_reports,
+)
+from ctxbench.runner.pricing import PricingSnapshot
+from ctxbench.runner.providers.base import get_provider
+from ctxbench.runner.reports import declare_preregistration, run_preregistration
+from ctxbench.runner.trace_replay import TraceOutcome, replay_point
+from ctxbench.runner.trial_log import TrialLog
+from ctxbench.workloads.agent_traces import DecisionPoint
+
+__all__ = ["TRACE_SCORER", "run_trace_experiment"]
+
+TRACE_SCORER = "trace-next-move-v1"
+
+
+def _record(point: DecisionPoint, condition: AgentCondition, replicate: int,
+            outcome: TraceOutcome, identity: Mapping[str, Any],
+            pricing: PricingSnapshot | None) -> dict[str, Any]:
+    usage = outcome.usage
+    turn: dict[str, Any] = {"turn": 0, "decision": outcome.decision,
+                            "input_tokens": usage.context_tokens,
+                            "cached_input_tokens": usage.cached_input,
+                            "output_tokens": usage.output, "reasoning_tokens": usage.reasoning,
+                            "latency_ms": round(outcome.latency_ms, 3),
+                            "request_id": outcome.request_id}
+    failed = outcome.error_type is not None
+    return {
+        "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": point.point_id,
+        "point_kind": point.kind, "trace_agent": point.trace.agent,
+        "trace_source": point.trace.source, "condition": condition.name,
+        "replicate": replicate, "manager": condition.manager,
+        "manager_source": manager_source(condition.manager), "budget": condition.budget,
+        "native_context_management": None,
+        "stop_reason": "error" if failed else "final_answer",
+        "final_answer": outcome.response_text, "error_type": outcome.error_type,
+        "task_score": outcome.score or 0.0,
+        "evidence_recall": outcome.evidence_recall or 0.0,
+        "turns": [turn] if outcome.decision is not None else [],
+        "turn_count": 1 if outcome.decision is not None else 0, "tool_calls": 0,
+        "usage": usage.as_dict(), "context_tokens": usage.context_tokens,
+        "output_tokens": usage.output, "reasoning_tokens": usage.reasoning,
+        # The usage already holds a summarizing manager's calls: priced as one request.
+        "cost_micro_usd": 0 if pricing is None else turns_cost_micro([turn], pricing),
+        "latency_ms": round(outcome.latency_ms, 3),
+        "provider_request_id": outcome.request_id,
+    }
+
+
+def run_trace_experiment(
+    output: str | Path, *, points: Sequence[DecisionPoint],
+    conditions: Sequence[AgentCondition], provider: str = "fixture",
+    provider_options: Mapping[str, Any] | None = None, replicates: int = 1, seed: int = 0,
+    max_output_tokens: int = 256, temperature: float = 0.0,
+    workload: str = "agent-traces", workload_version: str = "1",
+    tokenizer: str = DEFAULT_TOKENIZER, pricing: PricingSnapshot | None = None,
+    self_hosted: bool = False,
+) -> AgentRunSummary:
+    """Replay every (point, condition, replicate) not yet recorded, then write the reports."""
+    if len(conditions) < 2:
+        raise InputError("conditions: expected a baseline and at least one other, got "
+                         f"{len(conditions)}")
+    if not points:
+        raise InputError("points: expected at least one decision point (a completed trace "
+                         "with an assistant move), got none")
+    names = [c.name for c in conditions]
+    if len(set(names)) != len(names):
+        raise InputError(f"conditions: expected distinct names, got {names}")
+    if any(c.native_context for c in conditions):
+        raise InputError("conditions: native_context is not supported on trace replay")
+    managers = {c.manager: get_context_manager(c.manager) for c in conditions}
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    instance = get_provider(provider, **dict(provider_options or {}))
+    cost = cost_source(instance, pricing, self_hosted)
+    identity = {"workload": workload, "workload_version": workload_version,
+                "provider": instance.name, "model": instance.model, "scorer": TRACE_SCORER,
+                "usage_source": instance.usage_source, "cost_source": cost[0],
+                "cost_source_reference": cost[1], "tokenizer": tokenizer}
+    declare_preregistration(out / "cef-prereg.json", run_preregistration(
+        baseline=names[0], conditions=names, replicates=replicates, seed=seed))
+    log = TrialLog(out / "agent-trials.jsonl", resume=True)
+    counter = get_tokenizer(tokenizer)
+    counts = [0, 0]
+
+    async def run_all() -> None:
+        try:
+            for replicate in range(replicates):
+                for point in points:
+                    for c in conditions:
+                        if (point.point_id, c.name, replicate) in log.recorded:
+                            counts[1] += 1
+                            continue
+                        outcome = await replay_point(
+                            instance, point, managers[c.manager], budget=c.budget,
+                            tokenizer=counter, max_output_tokens=max_output_tokens,
+                            temperature=temperature, seed=seed + replicate)
+                        log.append(_record(point, c, replicate, outcome, identity, pricing))
+                        counts[0] += 1
+        finally:
+            await instance.aclose()
+
+    try:
+        asyncio.run(run_all())
+    finally:
+        log.close()
+    paths, verdicts = write_agent_reports(out, baseline=names[0], conditions=names)
+    return AgentRunSummary(out, counts[0], counts[1], tuple(verdicts), paths)

@@ -1,0 +1,192 @@
+"""``ctxbench run`` on agent-run specs: the agent tasks, BFCL multi-turn and recorded
+traces under context managers, resumable, priced from a snapshot, with located errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxbench.cli.errors import run_guarded
+from ctxbench.cli.run import run as run_command
+from ctxbench.compiler.context_managers import get_context_manager
+from ctxbench.compiler.tokenizers import get_tokenizer
+from ctxbench.core import InputError, iter_jsonl
+from ctxbench.runner.experiment import run_experiment
+from ctxbench.runner.providers.base import get_provider
+from ctxbench.runner.trace_replay import replay_points
+from ctxbench.workloads.agent_tasks import agent_tasks
+from ctxbench.workloads.agent_traces import decision_points
+from ctxbench.workloads.trace_hermes import read_hermes_trajectories
+
+from .agent_server import AgentServer
+
+TRACES = Path(__file__).parents[1] / "workloads" / "fixtures" / "traces"
+HERMES = TRACES / "trajectory_samples.jsonl"
+OPENCLAW = TRACES / "5c8e2f4a-91d3-4b7e-a0c2-7d1e9f3b6a21.jsonl"
+CONDITIONS = ('[[conditions]]\nname = "full"\nmanager = "full_history"\n\n'
+              '[[conditions]]\nname = "elided"\nmanager = "elide_tool_outputs"\n'
+              'budget = 4000\n\n'
+              '[[conditions]]\nname = "last-k"\nmanager = "last_k_turns"\nbudget = 4000\n')
+
+
+def spec(tmp_path: Path, workload: str, *, model: str = 'provider = "fixture"\n',
+         conditions: str = CONDITIONS, top: str = "", name: str = "exp.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(f'name = "agent-spec"\nseed = 3\nreplicates = 1\noutput = "out"\n{top}\n'
+                    f"[workload]\n{workload}\n[model]\n{model}\n{conditions}",
+                    encoding="utf-8")
+    return path
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [item.value for item in iter_jsonl(path)]
+
+
+def test_agent_tasks_spec_writes_the_reports_and_resumes(tmp_path: Path) -> None:
+    path = spec(tmp_path, 'format = "agent"\nsource = "builtin:agent-tasks"\nlimit = 2\n'
+                'offset = 1\n', top="", conditions=CONDITIONS + '\n[agent]\nmax_turns = 4\n')
+    summary = run_experiment(path)
+    out = tmp_path / "out"
+    assert (summary.completed, summary.skipped, summary.planned) == (6, 0, 6)
+    assert summary.labels and "fixture" in summary.labels[0]
+    for name in ("cef-report.json", "cef-report.md", "public-eval-elided.json",
+                 "public-eval-last-k.json", "report.html", "public-eval/full.jsonl"):
+        assert (out / name).is_file(), name
+    trials = lines(out / "agent-trials.jsonl")
+    assert sorted({str(t["task_id"]) for t in trials}) == sorted(
+        t.task_id for t in agent_tasks()[1:3])
+    assert {t["workload"] for t in trials} == {"ctxbench-agent-tasks"}
+    assert all(int(str(t["turn_count"])) <= 4 for t in trials)
+    assert len(lines(out / "cef-trials.jsonl")) == 6
+    assert "Input tokens per turn" in (out / "report.html").read_text(encoding="utf-8")
+    report = (out / "cef-report.json").read_bytes()
+    with pytest.raises(InputError, match="already holds a run; continue it with"):
+        run_experiment(path)
+    again = run_experiment(path, resume=True)
+    assert (again.completed, again.skipped) == (0, 6)
+    assert (out / "cef-report.json").read_bytes() == report
+    # A changed condition is not resumed into the same directory.
+    path.write_text(path.read_text(encoding="utf-8").replace("budget = 4000", "budget = 3000",
+                                                              1), encoding="utf-8")
+    with pytest.raises(InputError, match=r"agent-trials.jsonl:\d+: condition: expected a "
+                       r"trial of this spec's conditions \(full=full_history@None, "
+                       r"elided=elide_tool_outputs@3000"):
+        run_experiment(path, resume=True)
+
+
+def test_bfcl_multi_turn_spec_runs_a_category(tmp_path: Path) -> None:
+    path = spec(tmp_path, 'format = "bfcl_multi_turn"\nsource = "miss_param"\nlimit = 1\n',
+                conditions=CONDITIONS + "\n[agent]\nmax_steps = 4\n")
+    summary = run_experiment(path)
+    assert summary.completed == 3
+    trials = lines(tmp_path / "out" / "agent-trials.jsonl")
+    assert {t["workload"] for t in trials} == {"bfcl-multi_turn_miss_param"}
+    assert {t["scorer"] for t in trials} == {"bfcl-multi-turn-state-response-v1"}
+    assert {t["task_id"] for t in trials} == {"multi_turn_miss_param_0"}
+    assert (tmp_path / "out" / "public-eval-elided.json").is_file()
+
+
+def test_trace_spec_writes_cef_and_public_eval_from_the_replayed_points(
+        tmp_path: Path) -> None:
+    path = spec(tmp_path, f'format = "agent_traces"\ntrace_format = "hermes"\n'
+                f'source = ["{HERMES}"]\n')
+    summary = run_experiment(path)
+    out = tmp_path / "out"
+    points = decision_points(read_hermes_trajectories(HERMES)[0])
+    assert summary.completed == 3 * len(points)
+    # The same replay, outside the run: the CEF records carry its scores and usage.
+    expected = replay_points(get_provider("fixture"), points, [
+        (get_context_manager("full_history"), None),
+        (get_context_manager("elide_tool_outputs"), 4000),
+        (get_context_manager("last_k_turns"), 4000)], tokenizer=get_tokenizer())
+    cef = {(r["condition"], r["task_id"]): r for r in lines(out / "cef-trials.jsonl")}
+    for n, outcome in enumerate(expected):
+        record = cef[(("full", "elided", "last-k")[n // len(points)], outcome.point_id)]
+        assert record["task_score"] == outcome.score
+        assert record["evidence_recall"] == outcome.evidence_recall
+        assert record["context_tokens"] == outcome.usage.context_tokens > 0
+        assert record["scorer"] == "trace-next-move-v1"
+    rows = lines(out / "public-eval" / "elided.jsonl")
+    assert sorted(str(r["instance_id"]) for r in rows) == sorted(p.point_id for p in points)
+    assert all(r["resolved"] == (cef[("elided", str(r["instance_id"]))]["task_score"] == 1.0)
+               for r in rows)
+    for name in ("cef-report.json", "public-eval-elided.json", "public-eval-last-k.json",
+                 "report.html"):
+        assert (out / name).is_file(), name
+
+
+def test_openclaw_trace_spec_priced_from_a_snapshot(tmp_path: Path) -> None:
+    snapshot = {"schema_version": "ctxbench.pricing-snapshot.v1", "provider": "openai",
+                "model": "agent-loopback", "effective_date": "2026-01-15",
+                "source_reference": "https://example.invalid/pricing",
+                "rates_usd_per_million": {"uncached_input": 2, "cached_input": 0.5,
+                                          "cache_write": 0, "output": 10}}
+    (tmp_path / "prices.json").write_text(json.dumps(snapshot), encoding="utf-8")
+    with AgentServer() as server:
+        path = spec(tmp_path, f'format = "agent_traces"\ntrace_format = "openclaw"\n'
+                    f'source = "{OPENCLAW}"\n',
+                    model=f'provider = "openai"\nmodel = "agent-loopback"\n'
+                          f'base_url = "{server.base_url}"\n',
+                    top='pricing = "prices.json"\n')
+        summary = run_experiment(path)
+    assert summary.completed > 0
+    trials = lines(tmp_path / "out" / "agent-trials.jsonl")
+    assert {t["cost_source"] for t in trials} == {"pricing_snapshot"}
+    for t in trials:
+        usage = t["usage"]
+        assert isinstance(usage, dict)
+        # 2 USD per million input tokens, 10 per million output: micro-USD per request.
+        assert t["cost_micro_usd"] == 2 * usage["uncached_input_tokens"] \
+            + 10 * usage["output_tokens"]
+    rows = lines(tmp_path / "out" / "public-eval" / "full.jsonl")
+    assert sum(float(str(r["usd"])) for r in rows) > 0
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("last_k_turns", "no_such"), "exp.toml:24: [conditions][2].manager: expected an "
+     "installed context manager (full_history, last_k_turns, elide_tool_outputs, "
+     "summarize_older, compiled_history, combined; see ctxbench context-managers), "
+     'module:attr or external:COMMAND, got the string "no_such"'),
+    (("last_k_turns", "no_such_module:thing"), "exp.toml:24: [conditions][2].manager: "
+     "expected a context manager that loads (context manager no_such_module:thing: cannot "
+     "load no_such_module:thing: ModuleNotFoundError"),
+    (('manager = "full_history"\n', 'manager = "full_history"\nbudget = 9\n'),
+     "exp.toml:16: [conditions][0].budget: expected no budget (the context manager "
+     "full_history takes none), got the integer 9"),
+    (('budget = 4000\n\n[[conditions]]', 'budget = 0\n\n[[conditions]]'),
+     "exp.toml:20: [conditions][1].budget: expected an integer in [1, 10000000], got the "
+     "integer 0"),
+    (('provider = "fixture"\n', 'provider = "fixture"\nmax_output_tokens = 9\n'),
+     "exp.toml:12: [model].max_output_tokens: expected no max_output_tokens (an agent run "
+     "sets max_output_tokens in [agent]"),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = 1}'),
+     "[conditions][2].params: expected no such field"),
+])
+def test_bad_agent_specs_are_located_errors(tmp_path: Path, change: tuple[str, str],
+                                            message: str) -> None:
+    path = spec(tmp_path, 'format = "agent"\nsource = "builtin:agent-tasks"\n')
+    path.write_text(path.read_text(encoding="utf-8").replace(*change, 1), encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        run_experiment(path)
+    assert message in str(raised.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_workload_tables_exit_2_with_one_line(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    for n, (workload, message) in enumerate([
+            ('format = "bfcl_multi_turn"\nsource = "nope"\n',
+             "[workload].source: expected one of multi_turn_base"),
+            ('format = "agent_traces"\nsource = "missing.jsonl"\n',
+             "[workload].trace_format: expected"),
+            ('format = "agent_traces"\ntrace_format = "hermes"\nsource = "missing.jsonl"\n',
+             "[workload].source: expected trace files that exist"),
+            ('format = "bfcl_multi_turn"\nsource = "miss_func"\n', "native_context: expected "
+             "false")]):
+        conditions = CONDITIONS + ("native_context = true\n" if n == 3 else "")
+        path = spec(tmp_path, workload, conditions=conditions, name=f"bad{n}.toml")
+        code = run_guarded(run_command, [str(path), "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 2 and message in err and err.count("\n") == 1, err
