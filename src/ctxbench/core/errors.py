@@ -3,7 +3,9 @@
     CtxbenchError (exit 2)                  root; ``exit_code`` tells the CLI what to return
     ├── InputError (exit 2)                 invalid input or usage
     │   ├── FieldError                      ``file:line: field: expected ..., got ...``
-    │   │   └── TornLineError               core.jsonl: a last line a writer left unfinished
+    │   │   ├── TornLineError               core.jsonl: a last line a writer left unfinished
+    │   │   └── TrialLogPredates            protocols.cef.trial_format: a trial log written
+    │   │                                   before a member the reader needs
     │   ├── PointerError                    ``file: /json/pointer: message`` (JSON documents)
     │   │   └── LocatedPointerError         core.tomllocate: the same, with the TOML line
     │   ├── IntegrityError                  a digest, root or commit that does not match
@@ -19,6 +21,8 @@
         ├── ProviderError                   a provider request that did not succeed
         │   └── RequestFailed               runner.providers.base: no usable response
         ├── StrategyFailure                 compiler.plugins: a packet refused or never sent
+        ├── ContextManagerFailure           compiler.context_managers: a decision refused
+        │                                   (that agent trial's failure)
         ├── TrialAbandoned                  runner.execute: a trial not sent for a reason
         │                                   outside it (the run stops, resumable)
         ├── RunStopped                      runner.experiment: the trial phase stopped;
