@@ -48,7 +48,7 @@ from ctxbench.compiler.plugins import (
 )
 from ctxbench.compiler.policy import Policy
 
-__all__ = ["IsolatedStrategy", "RemoteRequest", "isolated"]
+__all__ = ["IsolatedStrategy", "RemoteRequest", "WorkerProcess", "isolated"]
 
 #: Seconds a worker may take to start and import its plugin (apart from the build's).
 LOAD_TIMEOUT_S = 120.0
@@ -71,8 +71,21 @@ def isolated(name: str, timeout_s: float) -> IsolatedStrategy:
     return found
 
 
-class IsolatedStrategy:
-    """A :class:`~ctxbench.compiler.plugins.Strategy` whose ``build`` runs in a worker."""
+class WorkerProcess:
+    """A plugin loaded in a worker process that answers JSON over a socket; the parent
+    serves its calls (:meth:`_serve`) until it answers. Subclasses name the worker's
+    entry function (``worker``), the failure they raise and how its facts are read."""
+
+    #: ``module:function`` the worker runs with (socket fd, plugin name).
+    worker = "ctxbench.compiler.isolation:_worker_main"
+    #: The failure raised (built from name, kind, reason), and the plugin's kind in errors.
+    failure: Any = StrategyFailure
+    what = "strategy"
+    awaited = "no packet"
+    #: The largest message the worker may send; a longer one is ``invalid_output``.
+    max_message_bytes = MAX_MESSAGE_BYTES
+    #: When true, time the parent spends serving a call is not the plugin's.
+    serve_outside_deadline = False
 
     def __init__(self, name: str, timeout_s: float) -> None:
         import socket
@@ -83,8 +96,9 @@ class IsolatedStrategy:
         self._name = name
         self._lock = threading.Lock()
         ours, theirs = socket.socketpair()
-        code = (f"import sys; sys.path[:] = {list(sys.path)!r}; from ctxbench.compiler."
-                f"isolation import _worker_main; _worker_main({theirs.fileno()}, {name!r})")
+        module, _, function = self.worker.partition(":")
+        code = (f"import sys; sys.path[:] = {list(sys.path)!r}; from {module} import "
+                f"{function}; {function}({theirs.fileno()}, {name!r})")
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-c", code], pass_fds=(theirs.fileno(),),
@@ -94,9 +108,15 @@ class IsolatedStrategy:
             theirs.close()
         self._conn = Connection(ours.detach())
         _started.append(self)
-        facts = self._exchange(None, LOAD_TIMEOUT_S, loading=True)
-        self.name, self.budgeted, self.summary, self.requires = _facts(name, facts)
-        self._name = self.name  # failures name the strategy as its commits do
+        self._describe(self._exchange(None, LOAD_TIMEOUT_S, loading=True))
+
+    def _describe(self, facts: Any) -> None:
+        """Read the facts the worker sent once the plugin loaded."""
+        raise NotImplementedError
+
+    def _serve(self, request: Any, call: Any) -> dict[str, Any]:
+        """The parent's answer to one call the worker made while serving ``request``."""
+        return _serve(request, call)
 
     def alive(self) -> bool:
         return self._process.poll() is None
@@ -112,17 +132,8 @@ class IsolatedStrategy:
             self._process.wait(5)
         self._conn.close()
 
-    def build(self, request: StrategyRequest) -> StrategyResult:
-        """The worker's packet for ``request``; StrategyFailure on anything else."""
-        payload = {"task_id": request.task_id, "query": request.query,
-                   "budget": request.budget, "tokenizer": request.tokenizer.id,
-                   "policy": request.policy.to_json()}
-        with self._lock:
-            reply = self._exchange({"build": payload}, self.timeout_s, request=request)
-        return _result(self.name, reply)
-
     def _exchange(self, message: dict[str, Any] | None, timeout_s: float, *,
-                  request: StrategyRequest | None = None, loading: bool = False) -> Any:
+                  request: Any = None, loading: bool = False) -> Any:
         """Send ``message``, serve the worker's calls until it answers, and return it."""
         from ctxbench.core import InputError
 
@@ -134,38 +145,67 @@ class IsolatedStrategy:
                 left = deadline - time.monotonic()
                 if left <= 0 or not self._conn.poll(left):
                     self.kill()
-                    what = "not loaded" if loading else "no packet"
-                    raise StrategyFailure(self._name, "timeout",
-                                          f"{what} within {timeout_s:g} s (the worker "
-                                          f"process was killed)")
-                raw = self._conn.recv_bytes(MAX_MESSAGE_BYTES)
+                    what = "not loaded" if loading else self.awaited
+                    raise self.failure(self._name, "timeout",
+                                       f"{what} within {timeout_s:g} s (the worker "
+                                       f"process was killed)")
+                raw = self._conn.recv_bytes(self.max_message_bytes)
                 value = json.loads(raw)
                 if not isinstance(value, dict) or len(value) != 1:
                     raise ValueError("not a one-member object")
                 if "call" in value and request is not None:
-                    self._conn.send_bytes(json.dumps(_serve(request, value["call"]))
+                    served = time.monotonic()
+                    self._conn.send_bytes(json.dumps(self._serve(request, value["call"]))
                                           .encode("utf-8"))
+                    if self.serve_outside_deadline:
+                        deadline += time.monotonic() - served
                     continue
                 if loading and "load_error" in value:
                     self.kill()
-                    raise InputError(f"strategy {self._name}: cannot load: "
+                    raise InputError(f"{self.what} {self._name}: cannot load: "
                                      f"{str(value['load_error'])[:300]}")
                 key = "ready" if loading else "result"
                 if key not in value:
                     raise ValueError(f"expected {key}")
                 return value[key]
-        except (EOFError, OSError, BrokenPipeError):
+        except OSError as exc:
+            self.kill()
+            if "bad message length" in str(exc):
+                raise self.failure(self._name, "invalid_output", f"an answer over "
+                                   f"{self.max_message_bytes} bytes (the worker process "
+                                   "was killed)") from None
+            code = self._process.poll()
+            raise self.failure(self._name, "exception", f"the worker process ended "
+                               f"(exit code {code}) before it answered") from None
+        except EOFError:
             self.kill()
             code = self._process.poll()
-            raise StrategyFailure(self._name, "exception", f"the worker process ended "
-                                  f"(exit code {code}) before it answered") from None
+            raise self.failure(self._name, "exception", f"the worker process ended "
+                               f"(exit code {code}) before it answered") from None
         except (ValueError, UnicodeDecodeError, RecursionError):
             self.kill()
-            raise StrategyFailure(self._name, "invalid_output", "the worker process answered "
-                                  "out of protocol (killed)") from None
+            raise self.failure(self._name, "invalid_output", "the worker process answered "
+                               "out of protocol (killed)") from None
         except BaseException:  # Ctrl-C, or a failure serving a call: never out of step
             self.kill()
             raise
+
+
+class IsolatedStrategy(WorkerProcess):
+    """A :class:`~ctxbench.compiler.plugins.Strategy` whose ``build`` runs in a worker."""
+
+    def _describe(self, facts: Any) -> None:
+        self.name, self.budgeted, self.summary, self.requires = _facts(self._name, facts)
+        self._name = self.name  # failures name the strategy as its commits do
+
+    def build(self, request: StrategyRequest) -> StrategyResult:
+        """The worker's packet for ``request``; StrategyFailure on anything else."""
+        payload = {"task_id": request.task_id, "query": request.query,
+                   "budget": request.budget, "tokenizer": request.tokenizer.id,
+                   "policy": request.policy.to_json()}
+        with self._lock:
+            reply = self._exchange({"build": payload}, self.timeout_s, request=request)
+        return _result(self.name, reply)
 
 
 def _facts(name: str, facts: Any) -> tuple[str, bool, str, dict[str, str]]:
@@ -334,7 +374,7 @@ def _kill_all() -> None:
             worker.kill()
 
 
-_started: list[IsolatedStrategy] = []
+_started: list[WorkerProcess] = []
 atexit.register(_kill_all)
 
 

@@ -9,7 +9,6 @@ labeled) runs the 18 store tasks (:mod:`ctxbench.workloads.agent_tasks`) under
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +20,8 @@ from ctxbench.runner.agent_run import AgentCondition, AgentRunSummary, run_agent
 from ctxbench.runner.demo import choose_provider
 from ctxbench.workloads.agent_tasks import agent_tasks, workload_version
 
-__all__ = ["COMPILED_BUDGET", "CONDITIONS", "AgentDemoResult", "run_agent_demo"]
+__all__ = ["COMPILED_BUDGET", "CONDITIONS", "LLAMACPP_OPTIONS", "AgentDemoResult",
+           "run_agent_demo"]
 
 COMPILED_BUDGET = 350
 CONDITIONS = (AgentCondition("full_history", "full_history"),
@@ -29,6 +29,15 @@ CONDITIONS = (AgentCondition("full_history", "full_history"),
               AgentCondition(f"compiled_history@{COMPILED_BUDGET}", "compiled_history",
                              COMPILED_BUDGET))
 LIMITS = AgentLimits(max_turns=4, max_output_tokens=40)
+#: The embedded model's settings. One thread: for a 135M model llama.cpp's second worker
+#: thread mostly spin-waits at each step's barrier, and on a shared machine that doubled
+#: the CPU time (benchmarks/RESULTS.md, "ctxbench demo agent"). No saved-state cache:
+#: llama.cpp already reuses the previous prompt's common prefix (a trial's turns, and the
+#: next condition's first turn, run one after another), while saving a state after every
+#: request cost 9x the system time and 3 GB of memory. The longest demo prompt is under
+#: 800 tokens, so 2,048 leaves room for every turn.
+LLAMACPP_OPTIONS: dict[str, object] = {"n_threads": 1, "n_ctx": 2048, "prompt_cache_mb": 0,
+                                       "timeout_s": 900.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +55,9 @@ def run_agent_demo(output: str | Path, *, provider: str | None = None,
     """Run (or resume) the agent demo in ``output``; see the module docstring."""
     started = time.perf_counter()
     chosen, reason = choose_provider(provider, say)
-    options = {}
+    options: dict[str, object] = {}
     if chosen == "llamacpp":
-        options = {"n_threads": max(1, min(os.cpu_count() or 1, 16)), "n_ctx": 4096,
-                   "prompt_cache_mb": 256, "timeout_s": 900.0}
+        options = dict(LLAMACPP_OPTIONS)
     selected = agent_tasks()[:tasks] if tasks is not None else agent_tasks()
     summary = run_agent_experiment(
         output, tasks=selected, conditions=CONDITIONS, provider=chosen,

@@ -39,7 +39,7 @@ from ctxbench.core import InputError, RuntimeFailure
 from ctxbench.core.entrypoints import own_entries
 
 __all__ = ["BUILTIN", "GROUP", "context_manager_table", "get_context_manager",
-           "installed_context_managers", "manager_source"]
+           "installed_context_managers", "load_context_manager", "manager_source"]
 
 GROUP = "ctxbench.context_managers"
 # ctxbench's own managers: their one declaration is pyproject.toml's entry points (read
@@ -140,10 +140,29 @@ def _load(target: str, name: str) -> ContextManager:
 
 @cache
 def get_context_manager(name: str) -> ContextManager:
-    """The manager an installed name, ``module:attr`` or ``external:COMMAND`` names.
+    """The manager an installed name, ``module:attr`` or ``external:COMMAND`` names; one
+    that is not ctxbench's own runs in a worker process
+    (:mod:`ctxbench.compiler.context_managers.isolation`).
 
     Raises InputError naming what is installed when nothing matches.
     """
+    if name in BUILTIN or name.startswith("external:"):
+        return load_context_manager(name)
+    if ":" not in name:
+        found = installed_context_managers()
+        if name not in found:
+            raise InputError(f"context manager: expected one of {', '.join(found)} "
+                             f"(installed), module:attr or external:COMMAND, got "
+                             f"{name[:80]!r}")
+        if not found[name][0]:
+            raise InputError(f"context manager {name} ({found[name][1]}): {found[name][2]}")
+    from ctxbench.compiler.context_managers.isolation import IsolatedContextManager
+
+    return IsolatedContextManager(name)
+
+
+def load_context_manager(name: str) -> ContextManager:
+    """The manager ``name`` names, loaded in this process (a worker process calls this)."""
     if name.startswith("external:"):
         return _External(name[len("external:"):])
     if ":" in name:
