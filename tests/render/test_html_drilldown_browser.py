@@ -103,7 +103,11 @@ def test_hostile_strings_inject_nothing(runs: tuple[Path, Path], browser: Any,
     trials = _trials(run)
     line = _line(trials, "q0", "truncate-head@150", 0)
     rewrite_trial(run, line, response_text=HOSTILE,
-                  response_sha256=hashlib.sha256(HOSTILE.encode("utf-8")).hexdigest())
+                  response_sha256=hashlib.sha256(HOSTILE.encode("utf-8")).hexdigest(),
+                  query=HOSTILE, expected={"answers": [HOSTILE], "answer_terms": [HOSTILE],
+                                           "abstention": False},
+                  scorer_details={"method": HOSTILE, HOSTILE: [HOSTILE],
+                                  "constructor": "x"})
     for sha in {t["context_sha256"] for t in trials}:
         (run / "packets" / f"{sha}.txt").write_text(HOSTILE, encoding="utf-8")
     out = write_html([run], tmp_path / "run.html")
