@@ -6,8 +6,9 @@
 
 The trials (8 workloads, so 8 strata, x 31,250 tasks x 4 conditions x 1 replicate, from
 ``ctxbench.testing.cef_trials`` as in ``bench_cef.py``) are written and analyzed first
-(not timed; 200 bootstrap resamples, which changes no field's size). The timed part is
-``render_html`` on that report.json, in process (median of --repeat runs), and the whole
+(not timed; 1,000 bootstrap resamples, the least CEF accepts, which changes no field's
+size). The timed part is ``render_html`` on that report.json, in process (median of
+--repeat runs), and the whole
 ``ctxbench report ... --html`` command in a fresh process (import, read, render, write;
 median of 3), beside ``ctxbench --help`` in a fresh process (the command line's start-up
 alone).
@@ -17,7 +18,9 @@ Targets: under 5 s and a page under 5 MB.
 
 ``--run-page N`` makes a run directory of N trials (1 workload x N/8 tasks x 4 conditions x
 2 replicates, the same synthetic records, every answer distinct) with a packet store of
-one file per distinct context (about 4 characters per context token), analyzes it, renders
+one file per distinct context (about 4 characters per context token) and what the runner
+records for the drill-down (query, expected answer, scorer details, selected artifacts),
+analyzes it, renders
 its page and opens it in headless Chromium (playwright, /usr/bin/chromium): the page's
 bytes, when the drill-down's script is done (``data-ready``) and **time to interactive**:
 navigation start to the first filter change answered (the outcome filter set to
@@ -103,7 +106,7 @@ def make_run(workdir: Path, trials: int, samples: int) -> Path:
     t0 = time.perf_counter()
     lines = []
     for record in generate_records(conditions=conditions, tasks=trials // 8, replicates=2,
-                                   seed=1):
+                                   seed=1, schema_version="ctxbench.trial.v1"):
         key = f"{record['task_id']} {record['condition']}"
         words = " ".join(f"{key} line {k}: permitted text of the packet." for k in
                          range(max(1, record["context_tokens"] // 12)))
@@ -115,9 +118,26 @@ def make_run(workdir: Path, trials: int, samples: int) -> Path:
         answer = (f"For {record['task_id']} (replicate {record['replicate']}) under "
                   f"{record['condition']} the answer is {sha[:16]}."
                   if record["outcome"] == "success" else None)
-        record.update(context_sha256=sha, response_text=answer,
-                      response_sha256=None if answer is None
-                      else sha256_hex(answer.encode("utf-8")))
+        # what the runner records for the drill-down: the question and expected answer
+        # (one per task), the scorer's details and the packet's selection (2-6 of 400
+        # artifacts, one selection per packet)
+        task = int(record["task_id"].rsplit("-", 1)[-1])
+        gold = f"The answer to {record['task_id']} is item {task % 97}."
+        ids = [f"docs/area-{(task + int(sha[:4], 16) + 7 * k) % 400}.md"
+               for k in range(2 + int(sha[4], 16) % 5)]
+        required = [f"docs/area-{(task + 7 * k) % 400}.md" for k in range(2)]
+        record.update(
+            context_sha256=sha, response_text=answer,
+            response_sha256=None if answer is None else sha256_hex(answer.encode("utf-8")),
+            selected_artifacts=[{"artifact_id": a, "blake3": sha256_hex(a.encode())}
+                                for a in dict.fromkeys(ids)],
+            rendered_blake3=sha256_hex(sha.encode()),
+            scorer_details={"method": "token_f1",
+                            "matched": [gold] if record["task_score"] > 0 else [],
+                            "evidence_required": required,
+                            "evidence_found": [r for r in required if r in ids]},
+            query=f"Which item does the record of {record['task_id']} name, and why?",
+            expected={"answers": [gold], "answer_terms": [], "abstention": False})
         lines.append(json.dumps(record))
     (run / "trials.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     t1 = time.perf_counter()
@@ -188,7 +208,7 @@ def main() -> None:
     parser.add_argument("--report", type=Path, help="time this report instead of making one")
     parser.add_argument("--workloads", type=int, default=8)
     parser.add_argument("--tasks", type=int, default=31_250)
-    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--samples", type=int, default=1000)  # the least CEF accepts
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--save", type=Path, help="copy the made report.json here")
     parser.add_argument("--run-page", type=int, metavar="TRIALS",

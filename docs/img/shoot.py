@@ -6,9 +6,10 @@
 Each shot is a 1280 x 800 (or 390 x 800, phone) view scrolled to one section of a page;
 ``page-KIND-WIDTH.png`` is the first screen of each page kind at 1280 and 420 px wide (the
 public-eval page is rendered from ``tests/golden/public-eval-basic``, as the demo has none).
-The drill-down (a pair opened, its packet shown), the run diff and the ``ctxbench view``
-index are shot from the two fixture runs of ``tests/render/drill_runs.py`` (the demo's
-fixture run has no discordant pair), made first in a temporary directory.
+The drill-down (a pair opened: its query, expected answer, both trials and a packet), the
+run diff and the ``ctxbench view`` index are shot from the two fixture runs of
+``tests/render/drill_runs.py`` (the demo's fixture run has no discordant pair), made first
+in a temporary directory.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def _shoot_drill(browser: Any, work: Path, run: Path, diff: Path) -> None:
             page.select_option("select[aria-label=Outcome]", "discordant")
             page.locator(".dd-open").first.click()
             page.locator(".dd-detail summary").first.click()
-            page.evaluate("document.querySelector('#trials .drill').scrollIntoView()")
+            # the opened pair from its query down (the filters are just above)
+            page.evaluate("document.querySelector('#trials .dd-detail').scrollIntoView()")
             page.screenshot(path=str(HERE / f"page-drilldown-{width}.png"))
             page.goto(diff.as_uri() + "#diff", wait_until="load")
             page.evaluate("document.querySelector('#diff').scrollIntoView()")

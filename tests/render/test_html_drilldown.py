@@ -116,7 +116,11 @@ def test_hostile_strings_stay_text(runs: tuple[Path, Path], tmp_path: Path) -> N
     line = next(k + 1 for k, t in enumerate(trials) if t["condition"] == "truncate-head@150"
                 and t["task_id"] == "q0" and t["replicate"] == 0)
     rewrite_trial(run, line, response_text=HOSTILE,
-                  response_sha256=hashlib.sha256(HOSTILE.encode("utf-8")).hexdigest())
+                  response_sha256=hashlib.sha256(HOSTILE.encode("utf-8")).hexdigest(),
+                  query=HOSTILE, expected={"answers": [HOSTILE], "answer_terms": [HOSTILE],
+                                           "abstention": False},
+                  scorer_details={"method": HOSTILE, HOSTILE: [HOSTILE],
+                                  "constructor": "x"})
     for sha in {t["context_sha256"] for t in trials}:
         (run / "packets" / f"{sha}.txt").write_text(HOSTILE, encoding="utf-8")
     page = render_html([run], tmp_path / "run.html")
@@ -186,6 +190,58 @@ def test_packets_over_the_page_budget_link_to_their_files(
             (run / "packets" / f"{sha}.txt").resolve()
 
 
+def test_query_expected_answer_and_scorer_details_are_shown_in_their_fields(
+        runs: tuple[Path, Path], tmp_path: Path) -> None:
+    run = runs[0]
+    page = render_html([run], tmp_path / "run.html")
+    (data,) = _data(page)
+    trials = _trials(run)
+    line = _line(trials, "q0", "truncate-head@150", 0)
+    row, texts = data["trials"][line - 1], data["texts"]
+    assert texts[row[17]] == "Which port does service 0 use?"
+    answers, terms, abstain = data["expected"][row[18]]
+    assert ([texts[i] for i in answers], terms, abstain) == (
+        ["Service 0 listens on port 8000."], [], 0)
+    details = {texts[k]: texts[v] if isinstance(v, int) else [texts[i] for i in v]
+               for k, v in data["details"][row[19]]}
+    assert details == trials[line - 1]["scorer_details"]
+    assert details["method"] == "exact_match"
+    chosen = [data["artifacts"][i] for i in data["selected"][row[20]]]
+    assert chosen == [[a["artifact_id"], a["blake3"]]
+                      for a in trials[line - 1]["selected_artifacts"]]
+    assert row[16] == -1  # nothing the format does not know: no member shown as written
+    # without script: the pair's query and expected answer once, the scorer's fields
+    static = page[page.index("<noscript>"):page.index("</noscript>")]
+    pair = static[static.index(f'<details id="trial-{line}">'):]
+    pair = pair[:pair.index("</details>")]
+    assert ('<dl class="dd-task"><dt>query</dt><dd><pre>Which port does service 0 use?'
+            "</pre></dd><dt>expected answers</dt><dd><ul class=\"dd-list\"><li>Service 0 "
+            "listens on port 8000.</li></ul></dd><dt>abstention expected</dt><dd>no</dd>"
+            "</dl>") in pair
+    assert pair.count("<dt>scoring method</dt><dd>exact_match</dd>") == 2
+    assert pair.count("<dt>evidence required</dt>") == 2
+    assert pair.count("<dt>selected artifacts</dt>") == 2
+    assert "scorer_details" not in pair and "<dt>query</dt>" not in pair.split("dd-pair")[1]
+
+
+def test_a_line_without_the_members_says_they_are_not_recorded(
+        runs: tuple[Path, Path], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs[0], run)
+    lines = (run / "trials.jsonl").read_text(encoding="utf-8").splitlines()
+    members = ("query", "expected", "scorer_details", "selected_artifacts", "rendered_blake3")
+    old = [json.dumps({k: v for k, v in json.loads(x).items() if k not in members})
+           for x in lines]
+    (run / "trials.jsonl").write_text("\n".join(old) + "\n", encoding="utf-8")
+    page = render_html([run], tmp_path / "run.html")
+    (data,) = _data(page)
+    assert all(row[17:] == [-1, -1, -1, -1] for row in data["trials"])
+    static = page[page.index("<noscript>"):page.index("</noscript>")]
+    note = "not recorded (the trial line predates the member)"
+    assert f"<dt>query</dt><dd>{note}</dd><dt>expected answer</dt><dd>{note}</dd>" in static
+    assert f"<dt>scorer details</dt><dd>{note}</dd>" in static
+
+
 def test_members_a_newer_runner_records_are_shown_as_written(
         runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ctxbench.render.html import trials as trials_module
@@ -193,10 +249,11 @@ def test_members_a_newer_runner_records_are_shown_as_written(
     run = tmp_path / "run"
     shutil.copytree(runs[0], run)
     line = _line(_trials(run), "q0", "truncate-head@150", 0)
-    details = {"matched": [], "expected": "Service 0 listens on port 8000."}
-    rewrite_trial(run, line, scorer_details=details, query="Which port does service 0 use?")
+    notes = {"rubric": ["port number"], "grader": "v2"}
+    rewrite_trial(run, line, grader_notes=notes, review="<b>checked</b>")
+    from ctxbench.protocols.cef.records import parse_trial as original
+
     known = trials_module._KNOWN
-    original = trials_module.parse_trial
 
     def newer(obj: dict[str, Any], **kw: Any) -> Any:  # a reader that knows the members
         return original({k: v for k, v in obj.items() if k in known}, **kw)
@@ -204,7 +261,12 @@ def test_members_a_newer_runner_records_are_shown_as_written(
     monkeypatch.setattr(trials_module, "parse_trial", newer)
     page = render_html([run], tmp_path / "run.html")
     (data,) = _data(page)
-    extras = json.loads(data["texts"][data["trials"][line - 1][16]])
-    assert extras == [["scorer_details", json.dumps(details, separators=(",", ":"))],
-                      ["query", '"Which port does service 0 use?"']]
-    assert "<dt>scorer_details</dt>" in page  # the no-script listing shows them too
+    row = data["trials"][line - 1]
+    # only the members the format does not know, as written; the known ones in their fields
+    extras = json.loads(data["texts"][row[16]])
+    assert extras == [["grader_notes", json.dumps(notes, separators=(",", ":"))],
+                      ["review", '"<b>checked</b>"']]
+    assert data["texts"][row[17]] == "Which port does service 0 use?"
+    static = page[page.index("<noscript>"):page.index("</noscript>")]
+    assert "<dt>grader_notes</dt>" in static and "&lt;b&gt;checked" in static
+    assert "<dt>scorer_details</dt>" not in static and "<dt>query</dt>" in static

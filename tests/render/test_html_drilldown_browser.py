@@ -74,6 +74,13 @@ def test_filters_open_a_trial_and_follow_a_deep_link(runs: tuple[Path, Path], br
     assert "baseline: full_permitted_context" in detail and "candidate: compiled@150" in detail
     assert base["response_text"] in detail and cand["response_text"] in detail
     assert f"context tokens\n{base['context_tokens']}" in detail
+    # the task's query and expected answer once above the pair, the scorer's fields in each
+    assert detail.startswith("query\nWhich port does service 1 use?\nexpected answers\n"
+                             "Service 1 listens on port 8001.\nabstention expected\nno\n")
+    assert detail.count("scoring method\nexact_match") == 2
+    assert detail.count("evidence required\nService 1 listens on port 8001.") == 2
+    assert f"matched\n{'none' if cand['task_score'] == 0 else cand['response_text']}" in detail
+    assert detail.count("selected artifacts\n") == 2
     page.locator(".dd-detail summary").first.click()
     packet = (run / "packets" / f"{base['context_sha256']}.txt").read_text(encoding="utf-8")
     assert packet.splitlines()[0] in page.inner_text(".dd-detail")
@@ -94,6 +101,29 @@ def test_filters_open_a_trial_and_follow_a_deep_link(runs: tuple[Path, Path], br
     page.close()
 
 
+def test_a_page_opened_at_a_deep_link_opens_the_trial_and_its_packet(
+        runs: tuple[Path, Path], browser: Any, tmp_path: Path) -> None:
+    run = runs[0]
+    out = write_html([run], tmp_path / "run.html")
+    trials = _trials(run)
+    line = _line(trials, "q4", "truncate-head@150", 1)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(out.resolve().as_uri() + f"#trial-{line}")  # a fresh load, not a hash change
+    target = page.locator(f"#trial-{line}")
+    target.wait_for()
+    detail = page.inner_text(".dd-detail")
+    assert "Which port does service 4 use?" in detail
+    assert "Service 4 listens on port 8004." in detail
+    target.locator("summary").click()
+    packet = (run / "packets" / f"{trials[line - 1]['context_sha256']}.txt").read_text(
+        encoding="utf-8")
+    assert packet.splitlines()[0] in target.inner_text()
+    assert errors == []
+    page.close()
+
+
 def test_hostile_strings_inject_nothing(runs: tuple[Path, Path], browser: Any,
                                         tmp_path: Path) -> None:
     run = tmp_path / "run"
@@ -103,7 +133,11 @@ def test_hostile_strings_inject_nothing(runs: tuple[Path, Path], browser: Any,
     trials = _trials(run)
     line = _line(trials, "q0", "truncate-head@150", 0)
     rewrite_trial(run, line, response_text=HOSTILE,
-                  response_sha256=hashlib.sha256(HOSTILE.encode("utf-8")).hexdigest())
+                  response_sha256=hashlib.sha256(HOSTILE.encode("utf-8")).hexdigest(),
+                  query=HOSTILE, expected={"answers": [HOSTILE], "answer_terms": [HOSTILE],
+                                           "abstention": False},
+                  scorer_details={"method": HOSTILE, HOSTILE: [HOSTILE],
+                                  "constructor": "x"})
     for sha in {t["context_sha256"] for t in trials}:
         (run / "packets" / f"{sha}.txt").write_text(HOSTILE, encoding="utf-8")
     out = write_html([run], tmp_path / "run.html")

@@ -12,6 +12,7 @@ from ctxbench.protocols.cef.records import parse_trial
 from ctxbench.protocols.cef.rules import ATTEMPT_FIELDS, AttemptRecord
 from ctxbench.runner.record import (
     CostSource,
+    Expected,
     ProviderAttempt,
     TrialIdentity,
     TrialRecord,
@@ -58,7 +59,8 @@ LINE_RETRIED = (
     '"blake3": "' + "d" * 64 + '"}, {"artifact_id": "doc-b", "blake3": "' + "e" * 64 + '"}], '
     '"rendered_blake3": "' + "f" * 64 + '", "scorer_details": {"method": "token_f1", '
     '"matched": ["Paris"], "evidence_required": ["doc-a", "doc-c"], "evidence_found": '
-    '["doc-a"]}}')
+    '["doc-a"]}, "query": "What is the capital of France?", "expected": {"answers": '
+    '["Paris"], "answer_terms": [], "abstention": false}}')
 LINE_CRASHED = (
     '{"schema_version": "ctxbench.trial.v1", "workload": "hotpotqa", "workload_version": '
     '"v1", "task_id": "t2", "provider": "openai", "model": "gpt-x", "scorer": "f1", '
@@ -76,7 +78,8 @@ LINE_CRASHED = (
     '"context_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0, "billed_cost_usd": 0.0, '
     '"latency_ms": 0.0, "provider_request_id": null}], "selected_artifacts": [], '
     '"rendered_blake3": "' + "0" * 64 + '", "scorer_details": {"method": "token_f1", '
-    '"matched": [], "evidence_required": [], "evidence_found": []}}')
+    '"matched": [], "evidence_required": [], "evidence_found": []}, "query": "Who wrote '
+    'it?", "expected": {"answers": [], "answer_terms": ["Hugo"], "abstention": false}}')
 IDENT = TrialIdentity("run-1", "hotpotqa", "v1", "openai", "gpt-x", "f1", "provider_response")
 
 
@@ -99,7 +102,9 @@ def _retried() -> TrialRecord:
                        rendered_blake3="f" * 64,
                        scorer_details={"method": "token_f1", "matched": ["Paris"],
                                        "evidence_required": ["doc-a", "doc-c"],
-                                       "evidence_found": ["doc-a"]})
+                                       "evidence_found": ["doc-a"]},
+                       query="What is the capital of France?",
+                       expected=Expected(("Paris",), (), False))
 
 
 def _crashed() -> TrialRecord:
@@ -113,7 +118,8 @@ def _crashed() -> TrialRecord:
                        cost=CostSource("zero_cost_fixture", "none"),
                        selected_artifacts=(), rendered_blake3="0" * 64,
                        scorer_details={"method": "token_f1", "matched": [],
-                                       "evidence_required": [], "evidence_found": []})
+                                       "evidence_required": [], "evidence_found": []},
+                       query="Who wrote it?", expected=Expected((), ("Hugo",), False))
 
 
 def test_the_typed_record_writes_the_same_lines_as_before() -> None:

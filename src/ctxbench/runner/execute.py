@@ -35,7 +35,13 @@ from ctxbench.runner.providers.base import (
     RequestFailed,
 )
 from ctxbench.runner.ratelimit import RateLimiter
-from ctxbench.runner.record import CostSource, ProviderAttempt, TrialIdentity, build_trial
+from ctxbench.runner.record import (
+    CostSource,
+    Expected,
+    ProviderAttempt,
+    TrialIdentity,
+    build_trial,
+)
 from ctxbench.runner.redact import Redactor
 from ctxbench.runner.spec import ConditionSpec, ExperimentSpec
 from ctxbench.runner.workload import WorkTask
@@ -292,6 +298,7 @@ class TrialRunner:
                 recall: float, unsupported: float, details: dict[str, str | list[str]], *,
                 commit_id: str | None) -> dict[str, Any]:
         """The trial's line; the packet's selection and digest come from ``context``."""
+        task = planned.task
         return build_trial(
             ident=self.ident, task_id=planned.task.task_id, condition=planned.condition,
             strategy=planned.spec.strategy, budget=planned.budget,
@@ -301,7 +308,9 @@ class TrialRunner:
             task_score=task_score, evidence_recall=recall,
             unsupported_claim_rate=unsupported, cost=self.cost,
             selected_artifacts=context.selected, rendered_blake3=context.rendered_blake3,
-            scorer_details=details).to_json()
+            scorer_details=details, query=task.query,
+            expected=Expected(task.answers, task.answer_terms, task.expect_abstention)
+        ).to_json()
 
     def _strategy_failed(self, planned: PlannedTrial, context: BuiltContext) -> TrialResult:
         """The strategy gave no usable packet: an error trial, and no request is sent."""

@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 
 from ctxbench.core import TokenUsage, micro_to_usd, sha256_hex
 from ctxbench.protocols.cef.rules import CTXBENCH_SCHEMA
-from ctxbench.protocols.cef.trial_format import TRIAL_FIELDS
+from ctxbench.protocols.cef.trial_format import TRIAL_FIELDS, Expected
 
-__all__ = ["CostSource", "ProviderAttempt", "TrialIdentity", "TrialRecord", "build_trial"]
+__all__ = ["CostSource", "Expected", "ProviderAttempt", "TrialIdentity", "TrialRecord",
+           "build_trial"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,9 @@ class TrialRecord:
     """(artifact id, source BLAKE3) of each artifact of the packet, in packet order."""
     rendered_blake3: str
     scorer_details: Mapping[str, str | list[str]]
+    query: str
+    """The task's question (the user's, never corpus text)."""
+    expected: Expected
 
     SCHEMA_VERSION: ClassVar[str] = CTXBENCH_SCHEMA
 
@@ -136,6 +140,7 @@ class TrialRecord:
                                    for a, d in self.selected_artifacts],
             "scorer_details": {k: v if isinstance(v, str) else list(v)
                                for k, v in self.scorer_details.items()},
+            "expected": self.expected.as_dict(),
         }
         return {name: encoded[name] if name in encoded else getattr(self, name)
                 for name in TRIAL_FIELDS}
@@ -147,12 +152,14 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
                 answer: str | None, task_score: float, evidence_recall: float,
                 unsupported_claim_rate: float, cost: CostSource,
                 selected_artifacts: tuple[tuple[str, str], ...], rendered_blake3: str,
-                scorer_details: Mapping[str, str | list[str]]) -> TrialRecord:
+                scorer_details: Mapping[str, str | list[str]], query: str,
+                expected: Expected) -> TrialRecord:
     """The record; usage and cost are sums over every attempt (retries stay billed).
 
     ``selected_artifacts`` and ``rendered_blake3`` are the packet's (what the reports
     read instead of rebuilding it); ``scorer_details`` what the scorer computed beyond
-    the score.
+    the score; ``query`` and ``expected`` the task's question and what the answer is held
+    to (what a drill-down shows beside the answer).
     """
     last = attempts[-1]
     usage = sum((a.usage for a in attempts), TokenUsage())
@@ -189,4 +196,4 @@ def build_trial(*, ident: TrialIdentity, task_id: str, condition: str, strategy:
         compile_ms=compile_ms, strategy=strategy, budget=budget,
         condition_order=condition_order, run_id=ident.run_id, attempts=tuple(attempts),
         selected_artifacts=selected_artifacts, rendered_blake3=rendered_blake3,
-        scorer_details=scorer_details)
+        scorer_details=scorer_details, query=query, expected=expected)

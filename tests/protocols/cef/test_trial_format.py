@@ -10,7 +10,7 @@ import pytest
 
 from ctxbench.core import TokenUsage
 from ctxbench.core.errors import FieldError
-from ctxbench.protocols.cef.records import SelectedArtifact, Trial, parse_trial
+from ctxbench.protocols.cef.records import Expected, SelectedArtifact, Trial, parse_trial
 from ctxbench.protocols.cef.rules import CTXBENCH_SCHEMA, FIELD_RULES
 from ctxbench.protocols.cef.trial_format import (
     OPTIONAL_FIELDS,
@@ -38,7 +38,9 @@ def _line() -> dict[str, object]:
         rendered_blake3="e" * 64,
         scorer_details={"method": "answer_terms", "matched": ["alice"],
                         "evidence_required": ["policy/keys.md", "hr.md"],
-                        "evidence_found": ["policy/keys.md"]})
+                        "evidence_found": ["policy/keys.md"]},
+        query="Who holds the staging keys?",
+        expected=Expected(("Alice",), ("alice",), False))
     line: dict[str, object] = json.loads(json.dumps(record.to_json()))
     return line
 
@@ -67,6 +69,19 @@ def test_the_reader_gives_the_packet_and_scorer_details_back() -> None:
                                     "evidence_found": ["policy/keys.md"]}
 
 
+def test_the_query_and_the_expected_answer_are_written_and_read_back() -> None:
+    line = _line()
+    assert line["query"] == "Who holds the staging keys?"
+    assert line["expected"] == {"answers": ["Alice"], "answer_terms": ["alice"],
+                                "abstention": False}
+    trial = parse_trial(line, path="trials.jsonl", line=3)
+    assert trial.query == "Who holds the staging keys?"
+    assert trial.expected == Expected(("Alice",), ("alice",), False)
+    old = parse_trial({k: v for k, v in line.items() if k not in ("query", "expected")},
+                      path="trials.jsonl", line=4)
+    assert old.query is None and old.expected is None
+
+
 def test_a_line_that_predates_the_members_reads_but_cannot_give_its_packet() -> None:
     line = {k: v for k, v in _line().items() if k not in RECORD_MEMBERS}
     trial = parse_trial(line, path="trials.jsonl", line=7)
@@ -86,6 +101,12 @@ def test_a_line_that_predates_the_members_reads_but_cannot_give_its_packet() -> 
      "an array of {artifact_id, blake3} objects"),
     ("rendered_blake3", "E" * 64, "64 lowercase hex digits"),
     ("scorer_details", {"matched": [1]}, "a JSON object whose values are strings or arrays"),
+    ("query", ["Who?"], "a string"),
+    ("expected", {"answers": [], "answer_terms": []}, "an object {answers: array of strings"),
+    ("expected", {"answers": "Alice", "answer_terms": [], "abstention": False},
+     "an object {answers: array of strings"),
+    ("expected", {"answers": [], "answer_terms": [], "abstention": "false"},
+     "an object {answers: array of strings"),
 ])
 def test_a_bad_record_member_is_a_located_error(member: str, value: object,
                                                 expected: str) -> None:

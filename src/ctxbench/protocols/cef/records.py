@@ -7,7 +7,8 @@ Two formats are accepted, told apart by ``schema_version``:
 * ``ctxbench.trial.v1``: the same 27 fields and rules, any condition slug, plus optional
   token breakdown, raw provider usage, ``compile_ms``, strategy/budget, run bookkeeping,
   per-attempt records and what every report needs (selected artifacts with digests, the
-  packet's rendered BLAKE3, the scorer's details); its members are listed once, in
+  packet's rendered BLAKE3, the scorer's details, the task's query and expected answer);
+  its members are listed once, in
   :data:`ctxbench.protocols.cef.trial_format.TRIAL_FIELDS`, and :class:`Trial` has
   exactly those attributes.
 
@@ -44,6 +45,7 @@ from ctxbench.protocols.cef.rules import (
 )
 from ctxbench.protocols.cef.trial_format import (
     TRIAL_FIELDS,
+    Expected,
     SelectedArtifact,
     predates_error,
 )
@@ -59,6 +61,7 @@ __all__ = [
     "REQUIRED_FIELDS",
     "USAGE_SOURCES",
     "AttemptRecord",
+    "Expected",
     "SelectedArtifact",
     "Trial",
     "check_trial",
@@ -114,6 +117,8 @@ class Trial:
     selected_artifacts: tuple[SelectedArtifact, ...] | None = None
     rendered_blake3: str | None = None
     scorer_details: dict[str, str | list[str]] | None = None
+    query: str | None = None
+    expected: Expected | None = None
     path: str = ""
     line: int = 0
 
@@ -169,6 +174,10 @@ def _trial(v: dict[str, Any], path: str, line: int) -> Trial:
     if selected is not None:
         values["selected_artifacts"] = tuple(
             SelectedArtifact(item["artifact_id"], item["blake3"]) for item in selected)
+    expected = values["expected"]
+    if expected is not None:
+        values["expected"] = Expected(tuple(expected["answers"]),
+                                      tuple(expected["answer_terms"]), expected["abstention"])
     return Trial(**values, path=path, line=line)
 
 

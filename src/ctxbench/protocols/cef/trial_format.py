@@ -7,15 +7,19 @@ attributes, the validator (:mod:`ctxbench.protocols.cef.rules`) has one rule per
 and the shipped JSON Schema exactly these properties (tests/protocols/cef/
 test_trial_format.py holds all four to the table).
 
-Three members make the trial log the run's whole record, so that no report rebuilds a
-context after the trials (:data:`RECORD_MEMBERS`):
+Five members make the trial log the run's whole record, so that no report rebuilds a
+context after the trials and a drill-down needs no workload file (:data:`RECORD_MEMBERS`):
 
 * ``selected_artifacts``: the artifacts the packet holds, in packet order, each with the
   BLAKE3 of its source (``[]`` when the strategy gave no packet);
 * ``rendered_blake3``: the BLAKE3 of the rendered packet, the digest its context commit
   records;
 * ``scorer_details``: what the scorer computed beyond the score (its method, the answer
-  terms or gold answers it matched, the evidence required and the evidence found).
+  terms or gold answers it matched, the evidence required and the evidence found);
+* ``query``: the task's question as the model received it (the user's question, never
+  corpus text);
+* ``expected``: what the scorer held the answer to, ``{answers, answer_terms,
+  abstention}`` (the gold answers, the answer terms, whether an abstention is expected).
 
 They are optional when reading, so logs written before them still analyze under CEF; a
 report that needs one of them (ECEB's run file) refuses such a log with
@@ -29,7 +33,7 @@ from typing import Any
 
 from ctxbench.core.digests import HEX64
 from ctxbench.core.errors import FieldError
-from ctxbench.core.ruletable import Rule, constant, pattern_rule
+from ctxbench.core.ruletable import Rule, constant, pattern_rule, string_rule
 
 __all__ = [
     "OPTIONAL_FIELDS",
@@ -37,8 +41,10 @@ __all__ = [
     "RECORD_RULES",
     "REQUIRED_FIELDS",
     "TRIAL_FIELDS",
+    "Expected",
     "SelectedArtifact",
     "TrialLogPredates",
+    "expected_ok",
     "predates_error",
     "scorer_details_ok",
     "selected_artifacts_ok",
@@ -52,7 +58,8 @@ REQUIRED_FIELDS = (
     "context_tokens", "reasoning_tokens", "output_tokens", "billed_cost_usd", "latency_ms",
     "context_commit_id",
 )
-RECORD_MEMBERS = ("selected_artifacts", "rendered_blake3", "scorer_details")
+RECORD_MEMBERS = ("selected_artifacts", "rendered_blake3", "scorer_details", "query",
+                  "expected")
 OPTIONAL_FIELDS = (
     "cached_input_tokens", "cache_write_tokens", "provider_usage", "compile_ms", "strategy",
     "budget", "condition_order", "run_id", "attempts", *RECORD_MEMBERS,
@@ -70,6 +77,19 @@ class SelectedArtifact:
 
     def as_dict(self) -> dict[str, str]:
         return {"artifact_id": self.artifact_id, "blake3": self.blake3}
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What the scorer holds an answer to: gold answers, answer terms, abstention."""
+
+    answers: tuple[str, ...]
+    answer_terms: tuple[str, ...]
+    abstention: bool
+
+    def as_dict(self) -> dict[str, list[str] | bool]:
+        return {"answers": list(self.answers), "answer_terms": list(self.answer_terms),
+                "abstention": self.abstention}
 
 
 _SELECTED_KEYS = frozenset(("artifact_id", "blake3"))
@@ -101,6 +121,18 @@ def scorer_details_ok(value: Any) -> bool:
     return True
 
 
+_EXPECTED_KEYS = frozenset(("answers", "answer_terms", "abstention"))
+
+
+def expected_ok(value: Any) -> bool:
+    """True for ``{answers: [string], answer_terms: [string], abstention: boolean}``."""
+    if type(value) is not dict or value.keys() != _EXPECTED_KEYS:
+        return False
+    lists = (value["answers"], value["answer_terms"])
+    return type(value["abstention"]) is bool and all(
+        type(items) is list and all(type(x) is str for x in items) for items in lists)
+
+
 #: The rules of :data:`RECORD_MEMBERS`, in that order (part of ``ctxbench.trial.v1``).
 RECORD_RULES: tuple[Rule, ...] = (
     Rule("selected_artifacts", "array",
@@ -112,6 +144,10 @@ RECORD_RULES: tuple[Rule, ...] = (
     Rule("scorer_details", "object",
          "a JSON object whose values are strings or arrays of strings",
          f"{constant(scorer_details_ok)}(v)", required=False),
+    string_rule("query", nonblank=False, required=False),
+    Rule("expected", "object",
+         "an object {answers: array of strings, answer_terms: array of strings, "
+         "abstention: boolean}", f"{constant(expected_ok)}(v)", required=False),
 )
 
 

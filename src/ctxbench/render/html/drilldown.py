@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
+from ctxbench.protocols.cef.records import Trial
 from ctxbench.render.html.drilldown_js import SCRIPT
 from ctxbench.render.html.page import Section, table
 from ctxbench.render.html.svg import esc
@@ -88,14 +89,54 @@ def _packets(data: RunTrials) -> tuple[list[list[str | int]], dict[str, int], li
     return rows, index, texts
 
 
+class _Tables:
+    """Each string, expected answer, scorer-details object and selection once, by index."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, int] = {}
+        self.expected: dict[str, int] = {}
+        self.details: dict[str, int] = {}
+        self.artifacts: dict[tuple[str, str], int] = {}
+        self.selected: dict[str, int] = {}
+
+    def text(self, value: str | None) -> int:
+        return -1 if value is None else self.texts.setdefault(value, len(self.texts))
+
+    def _texts(self, values: Sequence[str]) -> list[int]:
+        return [self.text(v) for v in values]
+
+    @staticmethod
+    def _once(table: dict[str, int], row: object) -> int:
+        return table.setdefault(json.dumps(row, separators=(",", ":")), len(table))
+
+    def trial(self, t: Trial) -> list[int]:
+        """[query, expected, scorer details, selection] of a trial, -1 where not recorded."""
+        expected = details = selected = -1
+        if t.expected is not None:
+            e = t.expected
+            expected = self._once(self.expected, [self._texts(e.answers),
+                                                  self._texts(e.answer_terms),
+                                                  1 if e.abstention else 0])
+        if t.scorer_details is not None:
+            details = self._once(self.details, [
+                [self.text(k), self.text(v) if isinstance(v, str) else self._texts(v)]
+                for k, v in t.scorer_details.items()])
+        if t.selected_artifacts is not None:
+            selected = self._once(self.selected, [
+                self.artifacts.setdefault((a.artifact_id, a.blake3), len(self.artifacts))
+                for a in t.selected_artifacts])
+        return [self.text(t.query), expected, details, selected]
+
+    @staticmethod
+    def rows(table: dict[str, int]) -> list[object]:
+        return [json.loads(key) for key in table]
+
+
 def _payload(data: RunTrials, out: Path, prefix: str, short: Sequence[str]
              ) -> tuple[dict[str, object], list[str]]:
-    texts: dict[str, int] = {}
+    tables = _Tables()
+    text = tables.text
     tasks: dict[str, int] = {}
-
-    def text(value: str | None) -> int:
-        return -1 if value is None else texts.setdefault(value, len(texts))
-
     conditions = {c: k for k, c in enumerate(data.conditions)}
     packets, packet_index, packet_texts = _packets(data)
     trials = []
@@ -107,11 +148,15 @@ def _payload(data: RunTrials, out: Path, prefix: str, short: Sequence[str]
                        0 if t.failed else 1, text(t.error_type), text(t.response_text),
                        t.task_score, t.evidence_recall, t.unsupported_claim_rate,
                        t.context_tokens, t.output_tokens, t.latency_ms, t.billed_cost_usd,
-                       packet_index[t.context_sha256], text(extras)])
+                       packet_index[t.context_sha256], text(extras), *tables.trial(t)])
     lost, gained = _labels(data)
     return {"prefix": prefix, "baseline": data.baseline, "lost": lost, "gained": gained,
             "conditions": list(data.conditions), "strata": list(short),
-            "strataFull": list(data.strata), "tasks": list(tasks), "texts": list(texts),
+            "strataFull": list(data.strata), "tasks": list(tasks),
+            "texts": list(tables.texts), "expected": tables.rows(tables.expected),
+            "details": tables.rows(tables.details),
+            "artifacts": [list(a) for a in tables.artifacts],
+            "selected": tables.rows(tables.selected),
             "packets": packets, "packetBase": _href(data, out, "")[: -len(".txt")],
             "trials": trials,
             "pairs": [[conditions[p.condition], p.baseline, p.candidate, _CODE[p.outcome]]
@@ -122,7 +167,56 @@ def _value(v: object) -> str:
     return esc("\u2014" if v is None else str(v))
 
 
-def _static_trial(view: TrialView, role: str, prefix: str, packet: str) -> str:
+_DETAIL_LABELS = {"method": "scoring method", "matched": "matched",
+                  "evidence_required": "evidence required",
+                  "evidence_found": "evidence found", "judged_by": "judged by"}
+_NOT_RECORDED = "not recorded (the trial line predates the member)"
+
+
+def _items(values: Sequence[str], empty: str) -> str:
+    if not values:
+        return esc(empty)
+    return '<ul class="dd-list">' + "".join(f"<li>{esc(v)}</li>" for v in values) + "</ul>"
+
+
+def _task_rows(t: Trial) -> list[tuple[str, str]]:
+    """(label, HTML) of the task's query and the expected answer, as the trial records."""
+    rows = [("query", esc(_NOT_RECORDED) if t.query is None
+             else f"<pre>{esc(t.query)}</pre>")]
+    e = t.expected
+    if e is None:
+        return [*rows, ("expected answer", esc(_NOT_RECORDED))]
+    if e.answers or not (e.answer_terms or e.abstention):
+        rows.append(("expected answers", _items(e.answers, "none")))
+    if e.answer_terms:
+        rows.append(("expected answer terms", _items(e.answer_terms, "none")))
+    rows.append(("abstention expected", "yes" if e.abstention else "no"))
+    return rows
+
+
+def _scorer_rows(t: Trial) -> list[tuple[str, str]]:
+    """(label, HTML) of the scorer's details and the selected artifacts."""
+    rows: list[tuple[str, str]] = []
+    if t.scorer_details is None:
+        rows.append(("scorer details", esc(_NOT_RECORDED)))
+    else:
+        for key, value in t.scorer_details.items():
+            label = _DETAIL_LABELS.get(key, key)
+            rows.append((label, esc(value) if isinstance(value, str)
+                         else _items(value, "none")))
+    if t.selected_artifacts is None:
+        rows.append(("selected artifacts", esc(_NOT_RECORDED)))
+    else:
+        rows.append(("selected artifacts", _items(
+            [a.artifact_id for a in t.selected_artifacts], "none (no packet)")))
+    return rows
+
+
+def _dl(rows: Sequence[tuple[str, str]]) -> str:
+    return "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
+
+
+def _static_trial(view: TrialView, role: str, prefix: str, packet: str, task: bool) -> str:
     t = view.trial
     rows = [("outcome", t.outcome), ("failure reason", t.error_type),
             ("task score", t.task_score), ("evidence recall", t.evidence_recall),
@@ -132,10 +226,11 @@ def _static_trial(view: TrialView, role: str, prefix: str, packet: str) -> str:
     answer = ("no answer recorded" if t.response_text is None
               else f"<pre>{esc(t.response_text)}</pre>")
     extras = "".join(f"<dt>{esc(k)}</dt><dd><pre>{esc(v)}</pre></dd>" for k, v in view.extras)
+    own = _dl(_task_rows(t)) if task else ""
     return (f'<div class="dd-trial"><h4>{esc(role)}: {esc(t.condition)} '
-            f'<a href="#{prefix}trial-{t.line}">trial {t.line}</a></h4><dl>{cells}'
-            f"<dt>answer</dt><dd>{answer}</dd>{extras}<dt>packet</dt><dd>{packet}</dd>"
-            "</dl></div>")
+            f'<a href="#{prefix}trial-{t.line}">trial {t.line}</a></h4><dl>{own}{cells}'
+            f"<dt>answer</dt><dd>{answer}</dd>{_dl(_scorer_rows(t))}{extras}"
+            f"<dt>packet</dt><dd>{packet}</dd></dl></div>")
 
 
 def _static(data: RunTrials, out: Path, prefix: str) -> str:
@@ -158,12 +253,16 @@ def _static(data: RunTrials, out: Path, prefix: str) -> str:
         items = []
         for p in pairs[:STATIC_PAIRS]:
             b, c = data.trials[p.baseline], data.trials[p.candidate]
+            # the task's query and expected answer once, when both trials record the same
+            same = (b.trial.query, b.trial.expected) == (c.trial.query, c.trial.expected)
+            task = f'<dl class="dd-task">{_dl(_task_rows(c.trial))}</dl>' if same else ""
             items.append(
                 f'<details id="{prefix}trial-{c.line}"><summary>{esc(c.trial.task_id)} '
                 f"replicate {c.trial.replicate}: {esc(named[p.outcome])}, task score "
                 f"{_value(b.trial.task_score)} \u2192 {_value(c.trial.task_score)}</summary>"
-                f'<div class="dd-pair">{_static_trial(b, "baseline", prefix, packet(b))}'
-                f'{_static_trial(c, "candidate", prefix, packet(c))}</div></details>')
+                f'{task}<div class="dd-pair">'
+                f'{_static_trial(b, "baseline", prefix, packet(b), not same)}'
+                f'{_static_trial(c, "candidate", prefix, packet(c), not same)}</div></details>')
         shown = (f"all {len(pairs):,} listed" if len(pairs) <= STATIC_PAIRS
                  else f"the first {STATIC_PAIRS:,} of {len(pairs):,} listed")
         parts.append(f"<h3>{esc(condition)} vs {esc(data.baseline or '')}: discordant pairs "
@@ -182,8 +281,9 @@ def drilldown_section(data: RunTrials, out: Path, prefix: str,
              f'<a href="{esc(link)}">{esc(TRIALS_FILE)}</a>: the baseline '
              f"<code>{esc(data.baseline or '')}</code> and a candidate on the same task and "
              f"replicate. Discordant pairs come first ({esc(lost)}, then {esc(gained)}). "
-             "Open a pair to see both answers, scores, tokens, latency, failure reason, "
-             "what else the trial line records, and the packet each condition sent "
+             "Open a pair to see the task's query and expected answer, both answers, the "
+             "scorer's details, scores, tokens, latency, failure reason, the selected "
+             "artifacts and the packet each condition sent "
              "(from the run's packet store). A trial's link is "
              f"<code>#{esc(prefix)}trial-LINE</code>, LINE its line in {esc(TRIALS_FILE)}."
              "</p>")

@@ -40,7 +40,11 @@ function Drill(root) {
   const P = D.prefix, T = D.trials, S = D.texts;
   const F = {line: 0, task: 1, cond: 2, rep: 3, stratum: 4, ok: 5, err: 6, answer: 7,
              score: 8, recall: 9, unsup: 10, ctx: 11, out: 12, lat: 13, cost: 14,
-             packet: 15, extras: 16};
+             packet: 15, extras: 16, query: 17, expected: 18, details: 19, selected: 20};
+  const NOT = "not recorded (the trial line predates the member)";
+  const NAMES = {method: "scoring method", matched: "matched",
+                 evidence_required: "evidence required", evidence_found: "evidence found",
+                 judged_by: "judged by"};
   const byLine = new Map(T.map((t, i) => [t[F.line], i]));
   let blocks = null;  // the packets follow this program: found when a trial opens
   const labels = [D.lost, D.gained, "same score"];
@@ -99,23 +103,58 @@ function Drill(root) {
     shown = PAGE;
     draw();
   }
-  function trialPanel(ti, role) {
+  function items(values, empty, titles) {
+    if (!values.length) return el("span", {text: empty});
+    return el("ul", {class: "dd-list"}, values.map((v, n) => el("li", titles
+      ? {text: v, title: titles[n]} : {text: v})));
+  }
+  function add(dl, k, v) {
+    dl.append(el("dt", {text: k}), el("dd", {}, [typeof v === "string"
+      ? el("span", {text: v}) : v]));
+  }
+  function taskRows(dl, t) {
+    add(dl, "query", t[F.query] >= 0 ? el("pre", {text: S[t[F.query]]}) : NOT);
+    if (t[F.expected] < 0) { add(dl, "expected answer", NOT); return; }
+    const [answers, terms, abstain] = D.expected[t[F.expected]];
+    if (answers.length || !(terms.length || abstain)) {
+      add(dl, "expected answers", items(answers.map(i => S[i]), "none"));
+    }
+    if (terms.length) add(dl, "expected answer terms", items(terms.map(i => S[i]), "none"));
+    add(dl, "abstention expected", abstain ? "yes" : "no");
+  }
+  function scorerRows(dl, t) {
+    if (t[F.details] < 0) add(dl, "scorer details", NOT);
+    else for (const [k, v] of D.details[t[F.details]]) {
+      const key = S[k], name = Object.hasOwn(NAMES, key) ? NAMES[key] : key;
+      add(dl, name, typeof v === "number" ? S[v] : items(v.map(i => S[i]), "none"));
+    }
+    if (t[F.selected] < 0) { add(dl, "selected artifacts", NOT); return; }
+    const chosen = D.selected[t[F.selected]].map(i => D.artifacts[i]);
+    add(dl, "selected artifacts", items(chosen.map(a => a[0]), "none (no packet)",
+                                        chosen.map(a => "BLAKE3 " + a[1])));
+  }
+  function sameTask(a, b) {
+    return a[F.query] === b[F.query] && a[F.expected] === b[F.expected];
+  }
+  function trialPanel(ti, role, task) {
     const t = T[ti];
     const id = P + "trial-" + t[F.line];
     const box = el("div", {class: "dd-trial"});
     if (!document.getElementById(id)) box.id = id;
     box.append(el("h4", {}, [role + ": " + D.conditions[t[F.cond]] + " ",
       el("a", {href: "#" + id, text: "trial " + t[F.line]})]));
+    const dl = el("dl", {});
+    if (task) taskRows(dl, t);
     const rows = [["outcome", t[F.ok] ? "success" : "error"]];
     if (t[F.err] >= 0) rows.push(["failure reason", S[t[F.err]]]);
     rows.push(["task score", num(t[F.score])], ["evidence recall", num(t[F.recall])],
               ["unsupported-claim rate", num(t[F.unsup])],
               ["context tokens", num(t[F.ctx])], ["output tokens", num(t[F.out])],
               ["latency ms", num(t[F.lat])], ["billed cost USD", num(t[F.cost])]);
-    const dl = el("dl", {});
     for (const [k, v] of rows) dl.append(el("dt", {text: k}), el("dd", {text: v}));
     dl.append(el("dt", {text: "answer"}), el("dd", {}, [t[F.answer] >= 0
       ? el("pre", {text: S[t[F.answer]]}) : el("span", {text: "no answer recorded"})]));
+    scorerRows(dl, t);
     if (t[F.extras] >= 0) {
       for (const [k, v] of JSON.parse(S[t[F.extras]])) {
         dl.append(el("dt", {text: k}), el("dd", {}, [el("pre", {text: v})]));
@@ -123,11 +162,17 @@ function Drill(root) {
     }
     const [sha, block, kept] = D.packets[t[F.packet]];
     let packet;
-    if (block >= 0) {
-      blocks = blocks || root.querySelectorAll("script.dd-pk");
-      const text = JSON.parse(blocks[block].textContent);
+    let node = block >= 0 && blocks ? blocks[block] : undefined;
+    if (block >= 0 && !node) {
+      blocks = root.querySelectorAll("script.dd-pk");
+      node = blocks[block];
+    }
+    if (node) {
+      const text = JSON.parse(node.textContent);
       packet = el("details", {}, [el("summary", {text: "packet sent (" + text.length +
         " characters, sha256 " + sha.slice(0, 12) + "\u2026)"}), el("pre", {text: text})]);
+    } else if (block >= 0) {  // opened while the page is still being read
+      packet = el("span", {text: "packet still loading: close and open the pair again"});
     } else if (kept) {
       packet = el("a", {href: D.packetBase + sha + ".txt",
                         text: "packet file " + sha.slice(0, 12) + "\u2026"});
@@ -140,9 +185,13 @@ function Drill(root) {
   }
   function detail(i) {
     const p = D.pairs[i];
-    return el("tr", {class: "dd-detail"}, [el("td", {colspan: String(head.length)}, [
-      el("div", {class: "dd-pair"}, [trialPanel(p[1], "baseline"),
-                                     trialPanel(p[2], "candidate")])])]);
+    // the task's query and expected answer once, when both trials record the same
+    const same = sameTask(T[p[1]], T[p[2]]);
+    let task = null;
+    if (same) { task = el("dl", {class: "dd-task"}); taskRows(task, T[p[2]]); }
+    return el("tr", {class: "dd-detail"}, [el("td", {colspan: String(head.length)}, [task,
+      el("div", {class: "dd-pair"}, [trialPanel(p[1], "baseline", !same),
+                                     trialPanel(p[2], "candidate", !same)])])]);
   }
   function row(i) {
     const p = D.pairs[i], b = T[p[1]], k = T[p[2]];
@@ -198,7 +247,10 @@ function Drill(root) {
   }
   window.addEventListener("hashchange", follow);
   apply();
-  follow();
+  // a deep link opens its trial once the page (its packets) has been read
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", follow);
+  } else follow();
   root.setAttribute("data-ready", String(performance.now()));
 }
 // Each drill-down holds this program after its data: start those not started yet.
@@ -215,10 +267,15 @@ DRILL_CSS = """
 .dd-controls label{max-width:100%}
 .dd-table td{max-width:28em;overflow-wrap:anywhere}.dd-row.o0 td:nth-child(5){color:var(--fail);
 font-weight:700}.dd-row.o1 td:nth-child(5){color:var(--pass);font-weight:600}
-.dd-pair{display:grid;grid-template-columns:1fr 1fr;gap:8px 20px}
-.dd-trial dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:.3em 0}
-.dd-trial dt{color:var(--muted)}.dd-trial dd{margin:0;min-width:0}
-.dd-trial pre,.dd-static pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;
+.dd-pair{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:8px 20px}
+.dd-trial dl{display:grid;grid-template-columns:fit-content(14em) minmax(0,1fr);gap:2px 10px;
+margin:.3em 0}
+.dd-trial dt,.dd-task dt{color:var(--muted);overflow-wrap:anywhere}
+.dd-trial dd,.dd-task dd{margin:0;min-width:0}
+.dd-task{display:grid;grid-template-columns:fit-content(14em) minmax(0,1fr);gap:2px 10px;
+margin:.3em 0 .6em}
+.dd-list{margin:0;padding-left:1.2em;overflow-wrap:anywhere}
+.dd-trial pre,.dd-task pre,.dd-static pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;
 background:var(--panel);padding:.3em .5em;max-height:28em;overflow-y:auto;font-size:.85em}
 .dd-target{outline:3px solid var(--hl);outline-offset:2px}
 .dd-more{margin:.4em 0}.dd-open{white-space:nowrap}

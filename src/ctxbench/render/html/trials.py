@@ -4,8 +4,9 @@ Every value shown is a member of a trial line as written (``ctxbench.trial.v1`` 
 Entroly's format, validated by the CEF reader) or a packet file's text; nothing is
 computed. A pair is the baseline trial and a candidate trial of the same task-replicate
 unit in the same stratum (the CEF pairing key); its outcome only says which of the two
-task scores is higher. Members a trial line holds beyond the reader's (scorer details,
-the query, selected artifacts, whatever a newer runner records) are kept as written.
+task scores is higher. The task's query, the expected answer, the scorer's details and
+the selected artifacts are the trial's own members; members a line holds beyond the
+format's (whatever a newer runner records) are kept as written.
 """
 
 from __future__ import annotations
@@ -19,23 +20,16 @@ from typing import Any
 from ctxbench.core.jsonl import TornLineError, iter_jsonl
 from ctxbench.core.textfile import read_utf8
 from ctxbench.protocols.cef.records import Trial, parse_trial
+from ctxbench.protocols.cef.trial_format import TRIAL_FIELDS
 from ctxbench.render.order import by_condition
 
 __all__ = ["Pair", "RunTrials", "TrialView", "packet_file", "read_packet", "read_run_trials"]
 
 TRIALS_FILE = "trials.jsonl"
 PACKETS_DIR = "packets"
-# The members every page row or trial panel shows or that the reader has long known; any
-# other member of a line (scorer details, the query, selected artifacts, as newer runners
-# record them) is shown beside them as written.
-_KNOWN = frozenset((
-    "schema_version", "workload", "workload_version", "task_id", "provider", "model",
-    "scorer", "provider_request_id", "usage_source", "cost_source", "cost_source_reference",
-    "outcome", "error_type", "context_sha256", "response_text", "response_sha256",
-    "replicate", "condition", "task_score", "evidence_recall", "unsupported_claim_rate",
-    "context_tokens", "reasoning_tokens", "output_tokens", "billed_cost_usd", "latency_ms",
-    "context_commit_id", "cached_input_tokens", "cache_write_tokens", "provider_usage",
-    "compile_ms", "strategy", "budget", "condition_order", "run_id", "attempts"))
+# The members of the trial format, each shown in its own field; any other member of a
+# line (one a newer runner records) is shown beside them as written.
+_KNOWN = frozenset(TRIAL_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
