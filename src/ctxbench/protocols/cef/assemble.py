@@ -375,8 +375,7 @@ def _caveats(cc: ClaimClass, failures: Failures, aggregate: Aggregate,
                    "paired units: under the preregistered sequential design a condition "
                    "stops at the look where it is decided. Its comparison here is the "
                    "fixed-design analysis of the tasks it ran; its decision is the "
-                   "sequential one, from that look (sequential.json, cef analyze "
-                   "--sequential).")
+                   "sequential one, from that look (the run's sequential.json).")
     for ex in exclusions:
         if ex.trials_removed == 0:
             out.append(f"Exclusion of task {ex.task_id} matched no trials.")
