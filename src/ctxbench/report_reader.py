@@ -23,8 +23,8 @@ from ctxbench.core.limits import MAX_DOCUMENT_BYTES
 from ctxbench.core.node import Node
 
 if TYPE_CHECKING:
-    from ctxbench.compiler.evaluation_model import EvaluationReport
     from ctxbench.protocols.cef.model import CefReport
+    from ctxbench.protocols.compile_evaluation.model import EvaluationReport
     from ctxbench.protocols.eceb.model import Report as EcebReport
     from ctxbench.protocols.public_eval.model import PublicEvalReport
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.compiler.evaluation_model import EvaluationReport, EvaluationRow, SummaryRow
 from ctxbench.core import InputError, PointerError
 from ctxbench.core.atomic import report_json_bytes
 from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.planning import StudyDesign, plan_study
+from ctxbench.protocols.compile_evaluation.model import EvaluationReport, EvaluationRow, SummaryRow
 from ctxbench.protocols.eceb.model import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
 from ctxbench.protocols.reports import REPORT_MODELS, read_report, report_model

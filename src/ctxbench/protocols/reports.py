@@ -28,9 +28,9 @@ from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.node import Node
 
 if TYPE_CHECKING:
-    from ctxbench.compiler.evaluation_model import EvaluationReport
     from ctxbench.protocols.cef.model import CefReport
     from ctxbench.protocols.cef.planning import StudyPlan
+    from ctxbench.protocols.compile_evaluation.model import EvaluationReport
     from ctxbench.protocols.eceb.model import Report as EcebReport
     from ctxbench.protocols.public_eval.model import PublicEvalReport
 
@@ -45,9 +45,7 @@ REPORT_MODELS: dict[str, tuple[str, str]] = {
     "ctxbench.public-eval-report.v1": ("ctxbench.protocols.public_eval.model",
                                        "PublicEvalReport"),
     "symgliph.eceb/report-v0.1": ("ctxbench.protocols.eceb.model", "Report"),
-    # The compile evaluation's model lives with the compiler that writes it; it imports
-    # only ctxbench.core, so naming it here draws in nothing of the compiler itself.
-    "ctxbench.compile-evaluation.v1": ("ctxbench.compiler.evaluation_model",
+    "ctxbench.compile-evaluation.v1": ("ctxbench.protocols.compile_evaluation.model",
                                        "EvaluationReport"),
     "ctxbench.plan.v1": ("ctxbench.protocols.cef.planning", "StudyPlan"),
 }
