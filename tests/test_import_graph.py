@@ -1,5 +1,6 @@
-"""The import graph of src/ctxbench, read with ast: no private name crosses a file, and
-no package's modules import each other in a circle.
+"""The import graph of src/ctxbench, read with ast: each layer imports only from the
+layers above it (DESIGN.md's table), no private name crosses a file, and no package's
+modules import each other in a circle.
 
 An import inside a function counts like one at the top of the module: deferring it
 only postpones the circle to the first call. Imports under ``if TYPE_CHECKING:`` are
@@ -173,3 +174,75 @@ def test_the_graph_sees_deferred_imports() -> None:
     assert [n.module for n in _runtime_imports(tree)] == ["ctxbench.x"]  # type: ignore[union-attr]
     assert _private_module("ctxbench.stats._score_one") == "ctxbench.stats"
     assert _private_module("ctxbench.stats.score") is None
+
+
+# DESIGN.md's layers in order; a module may import its own layer and those before it.
+# Placed beside them, each for a stated reason:
+# - ``ctxbench.schemas`` (the JSON Schemas shipped as data, and their validator) imports
+#   only ``ctxbench.core``: it sits with core, so any layer may validate against them;
+# - ``ctxbench.calibration`` (simulations of the protocols' gates, run by ``ctxbench
+#   calibrate``) computes on ``stats`` and ``protocols`` only: it sits right after them;
+# - the faces (``ctxbench.cef``, ``.public_eval``, ``.eceb``, ``.run``, ``.compile``,
+#   ``.report_reader``, ``.testing`` and the package itself) sit after the runner and before
+#   the CLI, which calls only them; ``__main__`` runs the CLI.
+LAYERS = ("core", "stats", "protocols", "calibration", "importers", "render", "compiler",
+          "workloads", "runner", "<face>", "cli", "__main__")
+_WITH = {"schemas": "core"}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    name = parts[1] if len(parts) > 1 else "<face>"
+    name = _WITH.get(name, name)
+    return LAYERS.index(name) if name in LAYERS else LAYERS.index("<face>")
+
+
+def _upward_imports() -> list[str]:
+    """Each import (module level or deferred; not TYPE_CHECKING) of a later layer."""
+    found = []
+    for module, (path, package) in MODULES.items():
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [(a.name, "") for a in node.names]
+            else:
+                base = _base(module, package, node)
+                targets = [(f"{base}.{a.name}", "") if f"{base}.{a.name}" in MODULES
+                           else (base, a.name) for a in node.names]
+            for target, name in targets:
+                if target not in MODULES or target == module:
+                    continue
+                # The package's version constant: ``ctxbench/__init__.py`` holds it and
+                # imports only ``ctxbench.core`` when imported (checked below).
+                if target == "ctxbench" and name == "__version__":
+                    continue
+                if _layer(target) > _layer(module):
+                    found.append(f"{path.relative_to(SRC)}:{node.lineno}: "
+                                 f"{LAYERS[_layer(module)]} imports {target}")
+    return found
+
+
+def test_each_layer_imports_only_from_the_layers_above_it() -> None:
+    assert _upward_imports() == []
+
+
+def test_the_package_root_imports_only_core_when_imported() -> None:
+    """What makes ``from ctxbench import __version__`` safe in every layer."""
+    tree = ast.parse(MODULES["ctxbench"][0].read_text(encoding="utf-8"))
+    top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert all(not isinstance(n, ast.ImportFrom) or not (n.module or "").startswith(
+        "ctxbench") or (n.module or "").startswith("ctxbench.core") for n in top)
+
+
+def test_report_models_are_named_in_the_protocols_layer() -> None:
+    """``protocols.reports`` imports models by name (importlib): those names obey the
+    layers too."""
+    from ctxbench.protocols.reports import REPORT_MODELS
+
+    assert [m for m, _ in REPORT_MODELS.values()
+            if _layer(m) > LAYERS.index("protocols")] == []
+
+
+def test_the_layer_scan_sees_a_deferred_upward_import() -> None:
+    assert _layer("ctxbench.core.errors") < _layer("ctxbench.protocols.cef.model")
+    assert _layer("ctxbench.cef") == LAYERS.index("<face>") < _layer("ctxbench.cli.main")
+    assert _layer("ctxbench.schemas") == _layer("ctxbench.core.errors")

@@ -80,9 +80,11 @@ def test_a_face_refuses_another_protocols_report_at_its_schema_name() -> None:
                                  '(the string "symgliph.eceb/report-v0.1")')
     with pytest.raises(PointerError) as caught:
         ctxbench.read_report({"schema_version": "ctxbench.trial.v1"})
-    assert str(caught.value) == ("<document>: /schema_version: expected a CEF, public-eval, "
-                                 "ECEB or compile evaluation report, got the string "
-                                 '"ctxbench.trial.v1"')
+    assert str(caught.value) == ('<document>: /schema_version: expected one of '
+                                 '"ctxbench.cef-report.v1", "ctxbench.public-eval-report.v1", '
+                                 '"symgliph.eceb/report-v0.1", '
+                                 '"ctxbench.compile-evaluation.v1", "ctxbench.plan.v1" (a '
+                                 'report ctxbench writes), got the string "ctxbench.trial.v1"')
     with pytest.raises(PointerError, match=r"^<document>: /schema_version: expected "
                                            r"'ctxbench.cef-report.v1'"):
         ctxbench.cef.read_report({"schema_version": "ctxbench.cef-report.v9"})

@@ -28,9 +28,9 @@ from ctxbench.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ctxbench.compiler.api import VerifiedCommit
-    from ctxbench.compiler.evaluation_model import EvaluationReport
     from ctxbench.compiler.policy import Policy
     from ctxbench.compiler.strategies import CompiledContext
+    from ctxbench.protocols.compile_evaluation.model import EvaluationReport
     from ctxbench.report_reader import ReportSource
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
 
 _WHERE = {
     "CompiledContext": "ctxbench.compiler.strategies",
-    "EvaluationReport": "ctxbench.compiler.evaluation_model",
+    "EvaluationReport": "ctxbench.protocols.compile_evaluation.model",
     "Policy": "ctxbench.compiler.policy",
     "VerifiedCommit": "ctxbench.compiler.api",
 }

@@ -1,48 +1,35 @@
-"""Read back any report ctxbench writes as its typed model, told apart by its schema name.
+"""Read back any report ctxbench writes as its typed model, from a path, bytes or a dict.
 
     report = read_report("run/cef-report.json")      # CefReport
     report = read_report(document_dict)              # or bytes, str path, os.PathLike
 
-CEF (``ctxbench.cef-report.*``), public-eval (``ctxbench.public-eval-report.*``), ECEB
-(``symgliph.eceb/report-*``, named in ``schema``) and the compile evaluation
-(``ctxbench.compile-evaluation.*``). Each family is read by its model's own ``from_json``,
-which refuses a version it does not read and names the JSON pointer of any missing,
-mistyped or unknown member; a document of no family is refused at ``/schema_version``.
-Only the model of the family read is imported.
+The library's door to :mod:`ctxbench.protocols.reports`: this module turns the source into
+a located document, and the protocols' one table of report kinds
+(:data:`~ctxbench.protocols.reports.REPORT_KINDS`) picks and reads the model: CEF,
+public-eval, ECEB (named in ``schema``), the compile evaluation and the study plan. A
+document naming no version ctxbench reads is refused at ``/schema_version`` (``/schema``)
+listing those it does; ``read_report_of(kind, ...)`` refuses a report of another kind
+saying what it is. Only the model of the kind read is imported.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from ctxbench.core.errors import InputError, PointerError, describe_value
+from ctxbench.core.errors import InputError, PointerError
 from ctxbench.core.jsonl import load_json_document, loads_strict
 from ctxbench.core.limits import MAX_DOCUMENT_BYTES
 from ctxbench.core.node import Node
+from ctxbench.protocols.reports import AnyReport, read_report_node, read_report_node_of
 
-if TYPE_CHECKING:
-    from ctxbench.compiler.evaluation_model import EvaluationReport
-    from ctxbench.protocols.cef.model import CefReport
-    from ctxbench.protocols.eceb.model import Report as EcebReport
-    from ctxbench.protocols.public_eval.model import PublicEvalReport
+__all__ = ["AnyReport", "Kind", "ReportSource", "read_document", "read_report",
+           "read_report_of"]
 
-__all__ = ["KINDS", "AnyReport", "Kind", "ReportSource", "read_document", "read_report",
-           "read_report_of", "report_kind"]
-
-Kind: TypeAlias = Literal["cef", "public_eval", "eceb", "compile_evaluation"]
+Kind: TypeAlias = Literal["cef", "public_eval", "eceb", "compile_evaluation", "plan"]
+"""A key of :data:`ctxbench.protocols.reports.REPORT_KINDS`."""
 ReportSource: TypeAlias = "str | os.PathLike[str] | bytes | Mapping[str, Any]"
-AnyReport: TypeAlias = "CefReport | PublicEvalReport | EcebReport | EvaluationReport"
-
-# kind -> (the member naming the schema, its prefix, what the kind is called in a message)
-KINDS: dict[Kind, tuple[str, str, str]] = {
-    "cef": ("schema_version", "ctxbench.cef-report.", "a CEF report"),
-    "public_eval": ("schema_version", "ctxbench.public-eval-report.", "a public-eval report"),
-    "eceb": ("schema", "symgliph.eceb/report-", "an ECEB report"),
-    "compile_evaluation": ("schema_version", "ctxbench.compile-evaluation.",
-                           "a compile evaluation report"),
-}
 
 
 def read_document(source: ReportSource, *, display: str | None = None) -> Node:
@@ -73,57 +60,12 @@ def read_document(source: ReportSource, *, display: str | None = None) -> Node:
                     f"{type(source).__name__}")
 
 
-def _key(doc: Node) -> str:
-    """The member that names the document's schema (ECEB's is ``schema``)."""
-    if not isinstance(doc.value, dict):
-        raise doc.fail("a JSON object (a ctxbench report)")
-    return ("schema_version" if "schema_version" in doc.value or "schema" not in doc.value
-            else "schema")
-
-
-def _family(doc: Node) -> Kind | None:
-    _key(doc)
-    for kind, (key, prefix, _) in KINDS.items():
-        version = doc.value.get(key)
-        if isinstance(version, str) and version.startswith(prefix):
-            return kind
-    return None
-
-
-def report_kind(doc: Node) -> Kind:
-    """Which family of report ``doc`` is, by its ``schema_version`` (ECEB: ``schema``)."""
-    kind = _family(doc)
-    if kind is None:
-        key = _key(doc)
-        raise PointerError(doc.path, f"/{key}", "expected a CEF, public-eval, ECEB or "
-                           f"compile evaluation report, got {describe_value(doc.value.get(key))}")
-    return kind
-
-
-def _model(kind: Kind) -> Any:
-    """The model class of ``kind``: the one :data:`ctxbench.protocols.reports.REPORT_MODELS`
-    registers for the kind's schema name (one table of report models)."""
-    from ctxbench.protocols.reports import REPORT_MODELS, report_model
-
-    prefix = KINDS[kind][1]
-    return report_model(next(v for v in REPORT_MODELS if v.startswith(prefix)))
-
-
 def read_report(source: ReportSource, *, display: str | None = None) -> AnyReport:
     """The typed report model of any report ctxbench writes (see the module docstring)."""
-    doc = read_document(source, display=display)
-    report: AnyReport = _model(report_kind(doc)).from_json(doc)
-    return report
+    return read_report_node(read_document(source, display=display))
 
 
 def read_report_of(kind: Kind, source: ReportSource, *, display: str | None = None) -> Any:
-    """The report of ``kind`` in ``source``; a report of another family is refused at its
+    """The report of ``kind`` in ``source``; a report of another kind is refused at its
     schema name, saying what it is, and any other document as ``kind``'s model refuses it."""
-    doc = read_document(source, display=display)
-    found = _family(doc)
-    if found is not None and found != kind:
-        key = KINDS[found][0]
-        raise PointerError(doc.path, f"/{key}", f"expected {KINDS[kind][2]}, got "
-                           f"{KINDS[found][2]} ({describe_value(doc.value[key])})")
-    # A document of no family is the model's to refuse: it names the version it reads.
-    return _model(kind).from_json(doc)
+    return read_report_node_of(kind, read_document(source, display=display))

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
 
-from ctxbench.compiler.evaluation_model import EvaluationReport, EvaluationRow, SummaryRow
 from ctxbench.core import InputError, PointerError
 from ctxbench.core.atomic import report_json_bytes
 from ctxbench.protocols.cef.model import CefReport
 from ctxbench.protocols.cef.planning import StudyDesign, plan_study
+from ctxbench.protocols.compile_evaluation.model import EvaluationReport, EvaluationRow, SummaryRow
 from ctxbench.protocols.eceb.model import Report as EcebReport
 from ctxbench.protocols.public_eval.model import PublicEvalReport
-from ctxbench.protocols.reports import REPORT_MODELS, read_report, report_model
+from ctxbench.protocols.reports import REPORT_KINDS, REPORT_MODELS, read_report, report_model
 from ctxbench.schemas import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +67,22 @@ def test_a_study_plan_reads_back_and_a_refused_design_is_located(tmp_path: Path)
     with pytest.raises(PointerError, match=r"/design/fragile_share: expected null \(it does "
                                            r"not apply to continuous scores\)"):
         read_report(path)
+
+
+def test_the_library_door_reads_through_the_one_table_of_kinds() -> None:
+    """``ctxbench.read_report`` (path, bytes or dict) and this module read the same kinds
+    the same way: the face keeps no table of its own."""
+    import ctxbench
+    from ctxbench import report_reader
+
+    assert typing.get_args(report_reader.Kind) == tuple(REPORT_KINDS)
+    assert not hasattr(report_reader, "KINDS")
+    plan = plan_study(StudyDesign("continuous", margin=0.05, difference=0.0, sd=0.12,
+                                  replicates=2), replications=200, seed=3)
+    assert ctxbench.read_report(plan.to_json()) == plan
+    assert report_reader.read_report_of("plan", plan.to_json()) == plan
+    for kind in REPORT_KINDS.values():
+        assert REPORT_MODELS[kind.version] == (kind.module, kind.model)
 
 
 def test_the_table_names_every_report_schema_ctxbench_ships() -> None:

@@ -28,17 +28,17 @@ from typing import Any
 import numpy as np
 
 from ctxbench.compiler.api import benchmark_index
-from ctxbench.compiler.evaluation_model import (
-    EVALUATION_SCHEMA,
-    EvaluationReport,
-    EvaluationRow,
-    SummaryRow,
-)
 from ctxbench.compiler.external import compile_external, load_external_strategy
 from ctxbench.compiler.peer import PeerIndex
 from ctxbench.compiler.policy import Policy
 from ctxbench.compiler.strategies import STRATEGIES, CompiledContext, compile_context
 from ctxbench.core import InputError
+from ctxbench.protocols.compile_evaluation.model import (
+    EVALUATION_SCHEMA,
+    EvaluationReport,
+    EvaluationRow,
+    SummaryRow,
+)
 
 __all__ = ["EVALUATION_SCHEMA", "LANGCHAIN_PEER", "PEER", "EvaluationReport", "EvaluationRow",
            "evaluate", "render_evaluation", "summarize"]

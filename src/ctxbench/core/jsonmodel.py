@@ -51,6 +51,7 @@ from typing import Any, ClassVar, Literal, Self, get_args
 
 from ctxbench.core.jsonfast import Mismatch, fast_object
 from ctxbench.core.jsonplan import KEYS, json_number, plan_of, split_optional, writer
+from ctxbench.core.jsonround import as_written
 from ctxbench.core.node import Node
 
 __all__ = ["JsonModel", "check", "derived", "extra_members", "field_kinds", "json_name",
@@ -148,6 +149,17 @@ class JsonModel:
             else:
                 out[name] = write(value)
         return out
+
+    def as_written(self, decimals: int | None = None) -> Self:
+        """This model as a reader of its document gets it back (every float rounded as
+        written), built from the model itself, not by writing and re-reading JSON.
+
+        A subclass that writes itself (overrides ``to_json``) overrides this too; one that
+        does not is read back from its own document.
+        """
+        if type(self).to_json is not JsonModel.to_json:
+            return type(self).from_json(Node("<model>", "", self.to_json(decimals)))
+        return typing.cast(Self, as_written(self, decimals))
 
     @classmethod
     def from_json(cls, node: Node) -> Self:

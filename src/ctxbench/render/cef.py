@@ -134,7 +134,7 @@ def render_markdown(report: CefReport, *, report_name: str = "report.json") -> s
     """The Markdown form of a CEF report (every figure is read from ``report``).
 
     Render the model as its JSON holds it (``CefReport.from_json`` of the file, or
-    ``report.rounded()``), so the text shows exactly the written numbers.
+    ``report.as_written()``), so the text shows exactly the written numbers.
     """
     m = report.methodology
     cc = report.claim_class

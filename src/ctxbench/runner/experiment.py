@@ -15,8 +15,9 @@ import asyncio
 import os
 import shlex
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,7 @@ from ctxbench.runner.assembly import (
     tokenizer_name,
 )
 from ctxbench.runner.contexts import ContextBuilder
-from ctxbench.runner.execute import PlannedTrial, TrialResult, TrialRunner
+from ctxbench.runner.execute import TrialResult, TrialRunner
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.manifest import build_manifest, check_resumable
 from ctxbench.runner.packets import PacketStore
@@ -47,9 +48,10 @@ from ctxbench.runner.progress import progress_display
 from ctxbench.runner.providers.registry import provider_factory
 from ctxbench.runner.ratelimit import RateLimiter
 from ctxbench.runner.record import CostSource, TrialIdentity
+from ctxbench.runner.recorder import TrialRecorder
 from ctxbench.runner.reports import run_preregistration_file, write_reports
 from ctxbench.runner.runlock import RunLock
-from ctxbench.runner.scheduler import Progress, RunOutcome, execute_plan, plan_trials
+from ctxbench.runner.scheduler import execute_plan, plan_trials, run_then_close
 from ctxbench.runner.sequential import sequential_run
 from ctxbench.runner.spec import ExperimentSpec, load_spec
 from ctxbench.runner.trial_log import GroupCommit, TrialLog
@@ -153,17 +155,18 @@ def run_loaded(spec: ExperimentSpec, *, resume: bool = False, show_progress: boo
     """
     run_id = f"{spec.name}-{spec.digest[:12] or blake3_hex(spec.name.encode())[:12]}"
     resume_command = f"ctxbench run {shlex.quote(spec_arg or str(spec.path))} --resume"
-    counted = [0]
+    recorder = TrialRecorder()
     try:
         # Held from before the log is read until the reports are written: a second run
         # into this directory stops here, before it sends anything.
         with RunLock(spec.output):
             return _run(spec, run_id=run_id, resume_command=resume_command, resume=resume,
                         show_progress=show_progress, provider_options=provider_options or {},
-                        labels=list(labels or []), on_result=on_result, counted=counted,
+                        labels=list(labels or []), on_result=on_result, recorder=recorder,
                         preregistration=preregistration)
     except KeyboardInterrupt:
-        return RunSummary(output=spec.output, run_id=run_id, planned=0, completed=counted[0],
+        return RunSummary(output=spec.output, run_id=run_id, planned=0,
+                          completed=recorder.recorded,
                           skipped=0, interrupted=True, resume_command=resume_command,
                           torn_line=None)
     except OSError as exc:  # the output directory, the disk, a file that is not one
@@ -195,7 +198,7 @@ def _stopped(exc: BaseException, *, trials: Path, resume_command: str,
 
 def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool,
          show_progress: bool, provider_options: dict[str, Any], labels: list[str],
-         on_result: Callable[[TrialResult], None] | None, counted: list[int],
+         on_result: Callable[[TrialResult], None] | None, recorder: TrialRecorder,
          preregistration: Preregistration | None) -> RunSummary:
     out = spec.output
     trials_path, manifest_path = out / "trials.jsonl", out / "manifest.json"
@@ -216,9 +219,10 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
     if provider_factory(spec.model.provider).fixture and FIXTURE_LABEL not in all_labels:
         all_labels.append(FIXTURE_LABEL)
     contexts = ContextBuilder(workload, tokenizer_name(spec))
+    cells = [(p.task, p.condition, p.budget) for p in plan]
     executor: RayExecutor | None = None
     try:
-        contexts.check_budgets((p.task, p.condition, p.budget) for p in plan)
+        contexts.check_budgets(cells)
         judge = build_judge(spec, provider_options)
         executor = _executor(spec, workload, run_id, cost, snapshot, judge, provider_options)
         provider = (executor.start() if executor is not None
@@ -258,33 +262,19 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
         log = TrialLog(trials_path, resume=resume,
                        planned={p.key for p in plan}, run_id=run_id)
         torn = log.torn.line if log.torn else None
-        commit = GroupCommit(log)
-        packets = PacketStore(out)
-
-        async def record(result: TrialResult) -> None:
-            packets.keep(result.context)  # before its line: a recorded trial has its packet
-            await commit(result.record)
-            counted[0] += 1
-            if on_result is not None:
-                on_result(result)
-
-        async def main(update: Callable[[Progress], None]) -> RunOutcome:
-            def part(trials: Sequence[PlannedTrial]) -> Awaitable[RunOutcome]:
-                return execute_plan(
-                    trials, skip=set(log.recorded),
-                    run=runner.run if executor is None else executor.run, record=record,
-                    concurrency=spec.limits.concurrency, on_progress=update)
-            try:
-                return await (part(plan) if seq is None else seq.execute(part))
-            finally:
-                await provider.aclose()
-                if judge is not None:
-                    await judge.provider.aclose()
+        recorder.attach(PacketStore(out), GroupCommit(log), on_result)
+        closers = [provider.aclose] + ([] if judge is None else [judge.provider.aclose])
 
         wall0, cpu0 = time.perf_counter(), time.process_time()
         try:
             with progress_display(enabled=show_progress) as update:
-                outcome = asyncio.run(main(update))
+                # One segment (or, sequential, each look's) goes straight to the scheduler.
+                part = partial(execute_plan, skip=log.recorded,  # as each look starts
+                               run=runner.run if executor is None else executor.run,
+                               record=recorder, concurrency=spec.limits.concurrency,
+                               on_progress=update)
+                outcome = asyncio.run(run_then_close(
+                    part(plan) if seq is None else seq.execute(part), closers))
         except Exception as exc:
             raise _stopped(exc, trials=trials_path, resume_command=resume_command,
                            phase="the run stopped") from exc
@@ -299,8 +289,7 @@ def _run(spec: ExperimentSpec, *, run_id: str, resume_command: str, resume: bool
                              interrupted=outcome.interrupted, resume_command=resume_command,
                              torn_line=torn, labels=all_labels,
                              trial_phase_s=phase_s, trial_phase_cpu_s=phase_cpu_s,
-                             budgets=contexts.budget_lines(
-                                 (p.task, p.condition, p.budget) for p in plan))
+                             budgets=contexts.budget_lines(cells))
         if outcome.interrupted:
             return summary
         try:

@@ -27,8 +27,10 @@ from ctxbench.core import (
 from ctxbench.runner.eceb_run import build_eceb_run, system_key
 from ctxbench.runner.judge import Judge
 from ctxbench.runner.pricing import PricingSnapshot
+from ctxbench.runner.providers.registry import provider_factory
 from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
+from ctxbench.runner.workload_formats import EcebRegistry, eceb_registry
 
 if TYPE_CHECKING:
     from ctxbench.protocols.cef.model import CefReport
@@ -161,10 +163,11 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, tokenizer: str,
         cef_report = replace(cef_report, notes=tuple(labels))
     _write_pair(paths["cef-report.json"], paths["cef-report.md"], cef_report)
     verdicts = cef_verdicts(cef_report)
-    if workload.format == "bfcl":  # every schema a public artifact (bfcl_registry)
-        workload, note = _bfcl_registry(spec, workload, out)
+    registry = None if workload.benchmark is not None else eceb_registry(workload.format)
+    if registry is not None:  # BFCL: every schema a public artifact (bfcl_registry)
+        workload, note = _eceb_registry(spec, workload, out, registry)
         verdicts.extend(note)
-    if workload.format == "eceb" or workload.benchmark is not None:
+    if workload.benchmark is not None:
         from ctxbench.protocols.cef.records import read_trials
 
         trials = read_trials([trials_path], baseline=prereg.baseline)
@@ -188,16 +191,15 @@ def write_reports(*, spec: ExperimentSpec, workload: Workload, tokenizer: str,
     return paths, verdicts
 
 
-def _bfcl_registry(spec: ExperimentSpec, workload: Workload, out: Path
-                   ) -> tuple[Workload, list[str]]:
-    """The BFCL workload with its ECEB registry under ``out/bfcl-registry``."""
-    from ctxbench.runner.workload import bfcl_registry_workload
-
+def _eceb_registry(spec: ExperimentSpec, workload: Workload, out: Path,
+                   registry: EcebRegistry) -> tuple[Workload, list[str]]:
+    """The workload with the ECEB registry its format builds, under
+    ``out/<format>-registry``."""
     budgets = tuple(sorted({b for c in spec.conditions for b in c.budgets}))
     if not budgets:
         return workload, ["ECEB: not evaluated: the experiment declares no budget"]
-    return bfcl_registry_workload(workload, out / "bfcl-registry", budgets=budgets,
-                                  repetitions=spec.replicates), []
+    return registry(workload, out / f"{workload.format}-registry", budgets,
+                    spec.replicates), []
 
 
 def _write_pair(json_path: Path, md_path: Path, report: CefReport | EcebReport) -> None:
@@ -230,7 +232,7 @@ def _eceb(spec: ExperimentSpec, workload: Workload, tokenizer: str, run_id: str,
     if evaluated != "compiled":
         out = out / f"eceb-{evaluated}"
         out.mkdir(exist_ok=True)
-    fixture = spec.model.provider == "fixture"
+    fixture = provider_factory(spec.model.provider).fixture
     judge: dict[str, Any] = {"profile": "deterministic-answer-terms", "model": "none",
              "rubric_blake3": blake3_hex(SCORER_RUBRIC.encode("utf-8")),
              "human_review": "none"}

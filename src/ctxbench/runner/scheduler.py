@@ -25,7 +25,7 @@ from ctxbench.runner.spec import ExperimentSpec
 from ctxbench.runner.workload import Workload
 
 __all__ = ["Progress", "RunOutcome", "condition_names", "execute_plan", "plan_trials",
-           "run_ladder"]
+           "run_ladder", "run_then_close"]
 
 
 def _cells(spec: ExperimentSpec, ladder: Sequence[int]) -> list[tuple[int, int | None]]:
@@ -169,3 +169,13 @@ async def execute_plan(plan: Sequence[PlannedTrial], *, skip: set[tuple[str, str
     interrupted = stop.is_set() and progress.done < progress.total
     return RunOutcome(completed=progress.done, skipped=len(plan) - len(pending),
                       interrupted=interrupted)
+
+
+async def run_then_close(work: Awaitable[RunOutcome],
+                         closers: Sequence[Callable[[], Awaitable[None]]]) -> RunOutcome:
+    """Await ``work`` (a run's trials), then each closer (its providers), whatever happens."""
+    try:
+        return await work
+    finally:
+        for close in closers:
+            await close()

@@ -173,6 +173,9 @@ class BuiltinFormat:
     extension: str | None = None  # the format of an unnamed source with this ending
     fallback: bool = False  # the format of an unnamed source without any such ending
     only_scorer: tuple[str, str] | None = None  # the one task_score it takes, and why
+    # The workload with an ECEB benchmark of its context built under a folder, for a format
+    # that has none of its own (see WorkloadFormat): (workload, folder, budgets, reps).
+    eceb_registry: Callable[[Workload, Path, tuple[int, ...], int], Workload] | None = None
 
     def default_for(self, source: str) -> bool:
         if self.prefix is not None:
@@ -232,7 +235,9 @@ LONGBENCH = BuiltinFormat("longbench", "task_text", _load_longbench, own_scorer=
                           scorer=_score_longbench)
 BFCL = BuiltinFormat("bfcl", "tool_schemas", _load_bfcl, own_scorer="bfcl_ast",
                      scorer=_score_bfcl, prefix=BFCL_PREFIX, takes_offset=True,
-                     judge_refusal="no judge (BFCL answers are checked by the AST checker)")
+                     judge_refusal="no judge (BFCL answers are checked by the AST checker)",
+                     eceb_registry=lambda w, folder, budgets, reps: bfcl_registry_workload(
+                         w, folder, budgets=budgets, repetitions=reps))
 
 
 def bfcl_registry_workload(workload: Workload, folder: Path, *, budgets: tuple[int, ...],

@@ -13,8 +13,9 @@ the same way, once, in its ``pyproject.toml`` (:mod:`ctxbench.runner.workload`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from ctxbench import __version__
 from ctxbench.core.entrypoints import Registry
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
     from ctxbench.runner.spec import WorkloadSpec
     from ctxbench.runner.workload import Workload, WorkTask
 
-__all__ = ["CONTEXTS", "WORKLOADS", "WORKLOAD_GROUP", "SourceRefused", "WorkloadFormat",
-           "workload_format", "workload_format_names"]
+__all__ = ["CONTEXTS", "WORKLOADS", "WORKLOAD_GROUP", "EcebRegistry", "SourceRefused",
+           "WorkloadFormat", "eceb_registry", "workload_format", "workload_format_names"]
 
 WORKLOAD_GROUP = "ctxbench.workloads"
 WORKLOADS = Registry(WORKLOAD_GROUP, "workload format", __version__)
@@ -33,6 +34,9 @@ WORKLOADS = Registry(WORKLOAD_GROUP, "workload format", __version__)
 # (``WorkTask.context``; evidence is the answers found in the context) or each task's tool
 # schemas (``WorkTask.source_task`` a ``ToolTask``; evidence is the selected schemas).
 CONTEXTS = ("corpus", "task_text", "tool_schemas")
+
+
+EcebRegistry: TypeAlias = "Callable[[Workload, Path, tuple[int, ...], int], Workload]"
 
 
 class SourceRefused(ValueError):
@@ -47,6 +51,12 @@ class WorkloadFormat(Protocol):
     :meth:`score` gives (then no ``task_score`` may be set), None when the spec's
     ``task_score`` (``default_scorer`` unless set) decides. ``judge_refusal``: why a
     model judge cannot score it (None: it can).
+
+    Optional: a format whose workload carries no ECEB benchmark (``Workload.benchmark``)
+    may offer ``eceb_registry(workload, folder, budgets, repetitions) -> Workload``, the
+    workload with a benchmark of its context written under ``folder`` (BFCL: every tool
+    schema a public artifact); the run's reports then include ECEB's (see
+    :func:`eceb_registry`).
     """
 
     context: str
@@ -87,3 +97,9 @@ def workload_format(name: str) -> WorkloadFormat:
 def workload_format_names() -> list[str]:
     """Every usable workload format, ctxbench's own first."""
     return WORKLOADS.names()
+
+
+def eceb_registry(name: str) -> EcebRegistry | None:
+    """The ``eceb_registry`` format ``name`` offers (see :class:`WorkloadFormat`), if any."""
+    found: EcebRegistry | None = getattr(workload_format(name), "eceb_registry", None)
+    return found

@@ -171,6 +171,8 @@ def test_random_reports_round_trip_and_validate(
         assert again.to_json() == doc
         assert report_json_bytes(again.to_json()) == report_json_bytes(doc)
         assert _read(again.to_json()) == again
+        # built from the model, without writing it: what a reader of its JSON gets back
+        assert report.as_written() == again
         # the model read back is the fresh one rounded: same status, same Markdown
         assert again.status == report.status and again.reasons == report.reasons
         assert render_markdown(again) == render_markdown(report)

@@ -113,7 +113,7 @@ def analyze_files(trial_paths: Sequence[str | os.PathLike[str]],
             if prereg_path is not None else None),
     })
     # Rounded as written, so what is rendered from it is exactly what the file holds.
-    return analyze(table, prereg, invocation=invocation).rounded()
+    return analyze(table, prereg, invocation=invocation).as_written()
 
 
 def write_report(path: str | os.PathLike[str], report: CefReport) -> None:

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from ctxbench.core.jsonmodel import check, derived, optional, version
-from ctxbench.core.node import Node
 from ctxbench.protocols.cef.model_blocks import (
     AggregateComparison,
     Comparison,
@@ -172,7 +171,3 @@ class CefReport(CefModel):
     """Notes a run attached (absent from the document when None)."""
 
     SCHEMA_VERSION: ClassVar[str] = REPORT_SCHEMA
-
-    def rounded(self) -> CefReport:
-        """This report as its JSON holds it: every float rounded as written."""
-        return CefReport.from_json(Node("<report>", "", self.to_json()))

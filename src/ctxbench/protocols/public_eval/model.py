@@ -25,7 +25,7 @@ The status and reasons are decided once, by
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Self, cast
 
 from ctxbench.core import PointerError, pointer_join
@@ -144,6 +144,18 @@ class Savings(PublicEvalModel):
         out["usd_per_resolved"] = None if upr is None else upr.to_json(6)
         return out
 
+    def as_written(self, decimals: int | None = None) -> Self:
+        def places(key: str) -> int:
+            return _TOTAL_PLACES.get(key.removeprefix("gross_"), 6)
+
+        entries: dict[str, Any] = {
+            key: None if entry is None else entry.as_written(places(key))
+            for key, entry in self.series()}
+        tpr, upr = self.tokens_per_resolved, self.usd_per_resolved
+        return replace(self, **entries,
+                       tokens_per_resolved=None if tpr is None else tpr.as_written(4),
+                       usd_per_resolved=None if upr is None else upr.as_written(6))
+
     @classmethod
     def from_json(cls, node: Node) -> Self:
         gross_keys = tuple(f"gross_{m}" for m in GROSS_METRICS)
@@ -249,6 +261,3 @@ class PublicEvalReport(PublicEvalModel):
         """True when every instance has one run (cells are independent pairs)."""
         return self.runs_per_task.max == 1
 
-    def as_written(self) -> PublicEvalReport:
-        """The report as a reader of its JSON sees it: every value rounded as written."""
-        return PublicEvalReport.from_json(Node("report", "", self.to_json()))

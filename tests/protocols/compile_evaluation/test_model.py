@@ -12,9 +12,13 @@ from typing import Any
 import pytest
 
 from ctxbench.compiler.evaluation import evaluate, render_evaluation
-from ctxbench.compiler.evaluation_model import EVALUATION_SCHEMA, EvaluationReport, SummaryRow
 from ctxbench.core import PointerError
 from ctxbench.core.node import Node
+from ctxbench.protocols.compile_evaluation.model import (
+    EVALUATION_SCHEMA,
+    EvaluationReport,
+    SummaryRow,
+)
 from ctxbench.protocols.eceb import load_benchmark, seed_paths
 from ctxbench.schemas import load_schema, validator
 from model_schema import agree_object
