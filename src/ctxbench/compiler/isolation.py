@@ -162,8 +162,11 @@ class WorkerProcess:
                     continue
                 if loading and "load_error" in value:
                     self.kill()
-                    raise InputError(f"{self.what} {self._name}: cannot load: "
-                                     f"{str(value['load_error'])[:300]}")
+                    reason = str(value["load_error"])[:300]
+                    if reason.startswith(f"InputError: {self.what} {self._name}: "):
+                        # The worker's loader already located it: say it once, as is.
+                        raise InputError(reason.removeprefix("InputError: "))
+                    raise InputError(f"{self.what} {self._name}: cannot load: {reason}")
                 key = "ready" if loading else "result"
                 if key not in value:
                     raise ValueError(f"expected {key}")
