@@ -60,3 +60,29 @@ def test_analysis_commands_set_one_blas_thread_before_numpy_loads() -> None:
         done = subprocess.run([sys.executable, "-c", code, module], capture_output=True,
                               text=True, check=True, env={**env, "OPENBLAS_NUM_THREADS": "3"})
         assert done.stdout.strip() == "3", (module, done.stderr[-300:])
+
+
+def test_the_program_starts_without_the_cyclic_collector_and_runs_with_it() -> None:
+    # The program (argv[0] is the console script): no collection while modules load;
+    # the command runs with the collector on, the start-up's objects frozen out of it.
+    code = (
+        "import gc, sys\n"
+        "sys.argv[0] = sys.argv[1]\n"
+        "collections = []\n"
+        "gc.callbacks.append(lambda phase, info: collections.append(phase))\n"
+        "import ctxbench.cli\n"
+        "before = len(collections)\n"
+        "import ctxbench.cli.main as m\n"
+        "import click\n"
+        "print(gc.isenabled(), len(collections) - before)\n"
+        "m.cli.get_command(click.Context(m.cli), 'cef')\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 0, len(collections) - before)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, "/usr/bin/ctxbench"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[:2] == ["False 0", "True True 0"], done.stderr[-300:]
+    # A library user's process keeps the collector as it had it.
+    done = subprocess.run([sys.executable, "-c", code, "python"], capture_output=True,
+                          text=True, check=True)
+    first, second = done.stdout.split("\n")[:2]
+    assert first.startswith("True ") and second.startswith("True False "), done.stdout

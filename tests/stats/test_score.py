@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from ctxbench.stats.proportions import tango_paired_interval
-from ctxbench.stats.score import score_interval, score_interval_and_test, score_test, t_quantile
+from ctxbench.stats.score import (
+    _distinct,
+    score_interval,
+    score_interval_and_test,
+    score_test,
+    t_quantile,
+)
 
 
 def _binary(gains: int, losses: int, n: int) -> np.ndarray:
@@ -158,3 +166,23 @@ def test_one_gained_replicate_does_not_pass_as_300_independent_pairs() -> None:
     assert not test.shows_greater
     interval = score_interval(num, np.full(100, 3.0), bounds=(-1.0, 1.0))
     assert interval.low is not None and interval.low < -0.03
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([-1.0, -0.5, -0.0, 0.0, 0.25, 1.0, 3.0]),
+                          st.sampled_from([0.0, 1.0, 2.0, 3.0])), min_size=1, max_size=60),
+       st.integers(0, 2**32 - 1))
+def test_distinct_clusters_are_numpys_unique_rows(rows: list[tuple[float, float]],
+                                                 seed: int) -> None:
+    # The distinct (num, den) rows, their order and counts are np.unique's over the rows
+    # (the sums of the root finding run in this order), ties and signed zeros included.
+    pairs = np.array(rows, dtype=np.float64)
+    extra = np.random.default_rng(seed).random((len(rows), 2)).round(2)
+    for data in (pairs, np.vstack([pairs, extra])):
+        num, den = data[:, 0].copy(), data[:, 1].copy()
+        expected, counts = np.unique(data, axis=0, return_counts=True)
+        got_num, got_den, got_counts = _distinct(num, den)
+        np.testing.assert_array_equal(got_num, expected[:, 0])
+        np.testing.assert_array_equal(got_den, expected[:, 1])
+        np.testing.assert_array_equal(got_counts, counts.astype(np.float64))
+        assert got_counts.dtype == np.float64 and got_num.flags.c_contiguous

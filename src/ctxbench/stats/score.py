@@ -279,9 +279,22 @@ def _statistics(num: FloatArray, den: FloatArray, w: FloatArray, theta0: FloatAr
 
 
 def _distinct(num: FloatArray, den: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Distinct clusters and how often each occurs (binary scores have at most three)."""
-    rows, counts = np.unique(np.column_stack([num, den]), axis=0, return_counts=True)
-    return rows[:, 0].copy(), rows[:, 1].copy(), counts.astype(np.float64)
+    """Distinct clusters and how often each occurs (binary scores have at most three).
+
+    The rows of ``np.unique(np.column_stack([num, den]), axis=0, return_counts=True)``,
+    in its order (ascending by ``num``, then ``den``), from one stable ``lexsort`` of
+    the two columns: np.unique sorts the rows as records, 1.5 ms per call at 2,500
+    clusters against 0.05 ms (benchmarks/RESULTS.md).
+    """
+    order = np.lexsort((den, num))
+    a, b = num[order], den[order]
+    first = np.empty(a.shape[0], dtype=bool)
+    first[:1] = True
+    np.not_equal(a[1:], a[:-1], out=first[1:])
+    first[1:] |= b[1:] != b[:-1]
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, a.shape[0]))
+    return a[starts], b[starts], counts.astype(np.float64)
 
 
 def _check(num: FloatArray, den: FloatArray) -> tuple[FloatArray, FloatArray]:

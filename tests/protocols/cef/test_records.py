@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -312,3 +314,26 @@ def test_an_empty_trial_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_table([path])
     assert str(info.value) == f"{path}: expected at least one trial record, got none"
+
+
+def test_a_valid_record_compiles_no_single_rule_test() -> None:
+    # Each rule's own test is compiled on the first invalid record only (start-up time);
+    # the error it then names is the one a fresh process gives.
+    code = (
+        "from ctxbench.core import ruletable\n"
+        "from ctxbench.protocols.cef.records import check_trial\n"
+        "from ctxbench.testing.cef_trials import base_record\n"
+        "compiled = len(ruletable._TESTS)\n"
+        "check_trial(base_record(), path='t.jsonl', line=1)\n"
+        "print(compiled, len(ruletable._TESTS))\n"
+        "try:\n"
+        "    check_trial(base_record(replicate=-1), path='t.jsonl', line=2)\n"
+        "except Exception as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    counts, message = done.stdout.splitlines()
+    assert counts == "0 1"  # the schema_version rule alone
+    assert message == ("t.jsonl:2: replicate: expected an integer in [0, 9007199254740991], "
+                       "got the integer -1")
