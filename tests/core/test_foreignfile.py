@@ -60,3 +60,26 @@ def test_a_member_in_a_compression_method_zipfile_lacks_is_a_located_error(
     with pytest.raises(InputError, match=r"log\.eval: expected a zip archive, got one that "
                        r"cannot be read \(NotImplementedError: "):
         check_zip_file(path, "log.eval", json_suffix=".json")
+
+
+def test_an_encrypted_member_is_a_located_error(tmp_path: object) -> None:
+    # zipfile answers RuntimeError ("password required") for a member flagged encrypted.
+    import struct
+    import zipfile
+    from pathlib import Path
+
+    from ctxbench.core.errors import InputError
+    from ctxbench.core.foreignfile import check_zip_file
+
+    path = Path(str(tmp_path)) / "log.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr("header.json", b'{"a": 1}')
+    data = bytearray(path.read_bytes())
+    local = data.index(b"PK\x03\x04")
+    central = data.index(b"PK\x01\x02")
+    struct.pack_into("<H", data, local + 6, 0x1)  # general purpose flags: encrypted
+    struct.pack_into("<H", data, central + 8, 0x1)
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"log\.eval: expected a zip archive, got one that "
+                       r"cannot be read \(RuntimeError: .*encrypted"):
+        check_zip_file(path, "log.eval", json_suffix=".json")

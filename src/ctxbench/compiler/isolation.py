@@ -36,6 +36,7 @@ import signal
 import sys
 import threading
 import time
+from abc import ABC, abstractmethod
 from typing import Any
 
 from ctxbench.compiler.plugins import (
@@ -71,7 +72,7 @@ def isolated(name: str, timeout_s: float) -> IsolatedStrategy:
     return found
 
 
-class WorkerProcess:
+class WorkerProcess(ABC):
     """A plugin loaded in a worker process that answers JSON over a socket; the parent
     serves its calls (:meth:`_serve`) until it answers. Subclasses name the worker's
     entry function (``worker``), the failure they raise and how its facts are read."""
@@ -110,9 +111,9 @@ class WorkerProcess:
         _started.append(self)
         self._describe(self._exchange(None, LOAD_TIMEOUT_S, loading=True))
 
+    @abstractmethod
     def _describe(self, facts: Any) -> None:
         """Read the facts the worker sent once the plugin loaded."""
-        raise NotImplementedError
 
     def _serve(self, request: Any, call: Any) -> dict[str, Any]:
         """The parent's answer to one call the worker made while serving ``request``."""

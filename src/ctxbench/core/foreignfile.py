@@ -39,11 +39,12 @@ _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 # What zipfile raises for an archive it cannot read: a damaged or truncated one
-# (BadZipFile, EOFError, ValueError), a ZIP64 one it may not open (LargeZipFile), and one
-# whose members use a compression method it does not implement (it raises
-# NotImplementedError for those, e.g. method 99, AES encryption).
+# (BadZipFile, EOFError, ValueError), a ZIP64 one it may not open (LargeZipFile), and
+# RuntimeError for a member it will not decompress: an encrypted one ("password required")
+# and, through RuntimeError's subclass for unimplemented features, one in a compression
+# method it lacks (e.g. method 99, AES).
 _UNREADABLE_ZIP: tuple[type[Exception], ...] = (
-    zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError)
+    zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError, ValueError)
 
 def json_depth(data: bytes) -> int:
     """The deepest nesting of arrays and objects in the JSON text ``data`` (0 for a
