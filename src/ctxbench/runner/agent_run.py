@@ -30,13 +30,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxbench.compiler.context_managers import get_context_manager, manager_source
-from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 from ctxbench.core import (
     InputError,
     TokenUsage,
@@ -55,9 +55,12 @@ from ctxbench.runner.reports import declare_preregistration, run_preregistration
 from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.agent import AgentTask
 
-__all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRunSummary",
-           "cef_record", "cost_source", "public_eval_row", "run_agent_experiment",
+__all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRun", "AgentRunSummary",
+           "cef_record", "check_conditions", "cost_source", "open_agent_run",
+           "public_eval_row", "run_agent_experiment", "run_agent_matrix",
            "turns_cost_micro", "write_agent_reports"]
+
+U = TypeVar("U")
 
 AGENT_TRIAL_SCHEMA = "ctxbench.agent-trial.v1"
 SCORER = "agent-final-answer-v1"
@@ -186,6 +189,84 @@ def _lines(rows: Sequence[Mapping[str, Any]]) -> bytes:
                    for r in rows).encode("utf-8")
 
 
+@dataclass(frozen=True, slots=True)
+class AgentRun:
+    """What an agent experiment holds from its preregistration to its reports."""
+
+    out: Path
+    provider: Provider
+    identity: dict[str, Any]
+    log: TrialLog
+    tokenizer: Tokenizer
+
+
+def check_conditions(conditions: Sequence[AgentCondition]) -> list[str]:
+    """The conditions' names: a baseline first and at least one other, each distinct."""
+    if len(conditions) < 2:
+        raise InputError("conditions: expected a baseline and at least one other, got "
+                         f"{len(conditions)}")
+    names = [c.name for c in conditions]
+    if len(set(names)) != len(names):
+        raise InputError(f"conditions: expected distinct names, got {names}")
+    return names
+
+
+def open_agent_run(output: str | Path, instance: Provider, *, scorer: str, workload: str,
+                   workload_version: str, tokenizer: str, pricing: PricingSnapshot | None,
+                   self_hosted: bool, names: Sequence[str], replicates: int,
+                   seed: int) -> AgentRun:
+    """Declare the preregistration (a resumed run must find the same one) and open the
+    trial log of an agent experiment on ``instance``, before its first trial."""
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    source, reference = cost_source(instance, pricing, self_hosted)
+    identity = {"workload": workload, "workload_version": workload_version,
+                "provider": instance.name, "model": instance.model, "scorer": scorer,
+                "usage_source": instance.usage_source, "cost_source": source,
+                "cost_source_reference": reference, "tokenizer": tokenizer}
+    declare_preregistration(out / "cef-prereg.json", run_preregistration(
+        baseline=names[0], conditions=list(names), replicates=replicates, seed=seed))
+    return AgentRun(out, instance, identity, TrialLog(out / "agent-trials.jsonl", resume=True),
+                    get_tokenizer(tokenizer))
+
+
+def run_agent_matrix(run: AgentRun, units: Sequence[tuple[str, U]],
+                     conditions: Sequence[AgentCondition], replicates: int,
+                     trial: Callable[[U, AgentCondition, int], Awaitable[dict[str, Any]]], *,
+                     say: Callable[[str], None] | None = None) -> AgentRunSummary:
+    """Run every (unit, condition, replicate) not yet in the log (``units``: id and unit),
+    one fsynced line each, in one event loop; then write the reports."""
+    counts = [0, 0]  # done, skipped
+    started = time.perf_counter()
+
+    async def run_all() -> None:
+        # One event loop for the whole run: an HTTP provider's connections live in it.
+        try:
+            for replicate in range(replicates):
+                for key, unit in units:
+                    for c in conditions:
+                        if (key, c.name, replicate) in run.log.recorded:
+                            counts[1] += 1
+                            continue
+                        record = await trial(unit, c, replicate)
+                        run.log.append(record)
+                        counts[0] += 1
+                        if say is not None:
+                            say(f"{key} {c.name} r{replicate}: {record['stop_reason']} "
+                                f"({len(record['turns'])} turns, "
+                                f"{time.perf_counter() - started:.0f} s)")
+        finally:
+            await run.provider.aclose()
+
+    try:
+        asyncio.run(run_all())
+    finally:
+        run.log.close()
+    names = [c.name for c in conditions]
+    paths, verdicts = write_agent_reports(run.out, baseline=names[0], conditions=names)
+    return AgentRunSummary(run.out, counts[0], counts[1], tuple(verdicts), paths)
+
+
 def run_agent_experiment(
     output: str | Path, *, tasks: Sequence[AgentTask], conditions: Sequence[AgentCondition],
     provider: str = "fixture", provider_options: Mapping[str, Any] | None = None,
@@ -195,63 +276,29 @@ def run_agent_experiment(
     self_hosted: bool = False, say: Callable[[str], None] | None = None,
 ) -> AgentRunSummary:
     """Run every (task, condition, replicate) not yet recorded, then write the reports."""
-    if len(conditions) < 2:
-        raise InputError("conditions: expected a baseline and at least one other, got "
-                         f"{len(conditions)}")
+    names = check_conditions(conditions)
     limits = limits or AgentLimits()
-    names = [c.name for c in conditions]
-    if len(set(names)) != len(names):
-        raise InputError(f"conditions: expected distinct names, got {names}")
     managers = {c.manager: get_context_manager(c.manager) for c in conditions}
     for c in conditions:
         if managers[c.manager].budgeted != (c.budget is not None) and c.budget is not None:
             raise InputError(f"condition {c.name}: {c.manager} takes no budget")
-    out = Path(output)
-    out.mkdir(parents=True, exist_ok=True)
     instance = get_provider(provider, **dict(provider_options or {}))
-    cost_source_name, cost_reference = cost_source(instance, pricing, self_hosted)
     natives = {c.name: native_context(instance, c.name) for c in conditions if c.native_context}
-    identity = {"workload": workload, "workload_version": workload_version,
-                "provider": instance.name, "model": instance.model, "scorer": SCORER,
-                "usage_source": instance.usage_source, "cost_source": cost_source_name,
-                "cost_source_reference": cost_reference, "tokenizer": tokenizer}
-    # Declared before the first trial; a resumed run must find the same one.
-    declare_preregistration(out / "cef-prereg.json", run_preregistration(
-        baseline=names[0], conditions=names, replicates=replicates, seed=seed))
-    log = TrialLog(out / "agent-trials.jsonl", resume=True)
-    counter = get_tokenizer(tokenizer)
-    started = time.perf_counter()
-    counts = [0, 0]  # done, skipped
+    run = open_agent_run(output, instance, scorer=SCORER, workload=workload,
+                         workload_version=workload_version, tokenizer=tokenizer,
+                         pricing=pricing, self_hosted=self_hosted, names=names,
+                         replicates=replicates, seed=seed)
 
-    async def run_all() -> None:
-        # One event loop for the whole run: an HTTP provider's connections live in it.
-        try:
-            for replicate in range(replicates):
-                for task in tasks:
-                    for c in conditions:
-                        if (task.task_id, c.name, replicate) in log.recorded:
-                            counts[1] += 1
-                            continue
-                        outcome = await run_agent(
-                            instance, task, managers[c.manager], budget=c.budget,
-                            tokenizer=counter, limits=limits, seed=seed + replicate,
-                            extra=natives.get(c.name))
-                        log.append(_record(task, c, replicate, outcome, identity=identity,
-                                           native=natives.get(c.name), pricing=pricing))
-                        counts[0] += 1
-                        if say is not None:
-                            say(f"{task.task_id} {c.name} r{replicate}: "
-                                f"{outcome.stop_reason} ({len(outcome.turns)} turns, "
-                                f"{time.perf_counter() - started:.0f} s)")
-        finally:
-            await instance.aclose()
+    async def trial(task: AgentTask, c: AgentCondition, replicate: int) -> dict[str, Any]:
+        outcome = await run_agent(
+            run.provider, task, managers[c.manager], budget=c.budget,
+            tokenizer=run.tokenizer, limits=limits, seed=seed + replicate,
+            extra=natives.get(c.name))
+        return _record(task, c, replicate, outcome, identity=run.identity,
+                       native=natives.get(c.name), pricing=pricing)
 
-    try:
-        asyncio.run(run_all())
-    finally:
-        log.close()
-    paths, verdicts = write_agent_reports(out, baseline=names[0], conditions=names)
-    return AgentRunSummary(out, counts[0], counts[1], tuple(verdicts), paths)
+    return run_agent_matrix(run, [(t.task_id, t) for t in tasks], conditions, replicates,
+                            trial, say=say)
 
 
 def write_agent_reports(out: Path, *, baseline: str, conditions: Sequence[str]

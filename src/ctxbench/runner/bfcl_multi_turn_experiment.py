@@ -24,27 +24,25 @@ with the per-request context curves). In that log:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ctxbench.compiler.context_managers import get_context_manager, manager_source
-from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER
 from ctxbench.core import InputError
 from ctxbench.runner.agent_run import (
     AGENT_TRIAL_SCHEMA,
     AgentCondition,
     AgentRunSummary,
-    cost_source,
+    check_conditions,
+    open_agent_run,
+    run_agent_matrix,
     turns_cost_micro,
-    write_agent_reports,
 )
 from ctxbench.runner.bfcl_multi_turn_run import BFCL_MAX_STEPS, MultiTurnOutcome, run_multi_turn
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import get_provider
-from ctxbench.runner.reports import declare_preregistration, run_preregistration
-from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.bfcl_multi_turn import MultiTurnTask, trajectory_json
 
 __all__ = ["MULTI_TURN_SCORER", "run_multi_turn_experiment"]
@@ -93,52 +91,23 @@ def run_multi_turn_experiment(
     A priced provider needs ``pricing``: each model request is priced as one request from
     the usage it reported (:func:`~ctxbench.runner.agent_run.turns_cost_micro`).
     """
-    if len(conditions) < 2:
-        raise InputError("conditions: expected a baseline and at least one other, got "
-                         f"{len(conditions)}")
-    names = [c.name for c in conditions]
-    if len(set(names)) != len(names):
-        raise InputError(f"conditions: expected distinct names, got {names}")
+    names = check_conditions(conditions)
     if any(c.native_context for c in conditions):
         raise InputError("conditions: native_context is not supported on the multi-turn "
                          "suites yet")
     managers = {c.manager: get_context_manager(c.manager) for c in conditions}
-    out = Path(output)
-    out.mkdir(parents=True, exist_ok=True)
     instance = get_provider(provider, **dict(provider_options or {}))
-    cost = cost_source(instance, pricing, self_hosted)
-    identity = {"workload": workload, "workload_version": workload_version,
-                "provider": instance.name, "model": instance.model,
-                "scorer": MULTI_TURN_SCORER, "usage_source": instance.usage_source,
-                "cost_source": cost[0], "cost_source_reference": cost[1],
-                "tokenizer": tokenizer}
-    # Declared before the first trial; a resumed run must find the same one.
-    declare_preregistration(out / "cef-prereg.json", run_preregistration(
-        baseline=names[0], conditions=names, replicates=replicates, seed=seed))
-    log = TrialLog(out / "agent-trials.jsonl", resume=True)
-    counter = get_tokenizer(tokenizer)
-    counts = [0, 0]
+    run = open_agent_run(output, instance, scorer=MULTI_TURN_SCORER, workload=workload,
+                         workload_version=workload_version, tokenizer=tokenizer,
+                         pricing=pricing, self_hosted=self_hosted, names=names,
+                         replicates=replicates, seed=seed)
 
-    async def run_all() -> None:
-        try:
-            for replicate in range(replicates):
-                for task in tasks:
-                    for c in conditions:
-                        if (task.task_id, c.name, replicate) in log.recorded:
-                            counts[1] += 1
-                            continue
-                        outcome = await run_multi_turn(
-                            instance, task, managers[c.manager], budget=c.budget,
-                            tokenizer=counter, max_steps=max_steps,
-                            max_output_tokens=max_output_tokens, seed=seed + replicate)
-                        log.append(_record(task, c, replicate, outcome, identity, pricing))
-                        counts[0] += 1
-        finally:
-            await instance.aclose()
+    async def trial(task: MultiTurnTask, c: AgentCondition, replicate: int) -> dict[str, Any]:
+        outcome = await run_multi_turn(
+            run.provider, task, managers[c.manager], budget=c.budget,
+            tokenizer=run.tokenizer, max_steps=max_steps,
+            max_output_tokens=max_output_tokens, seed=seed + replicate)
+        return _record(task, c, replicate, outcome, run.identity, pricing)
 
-    try:
-        asyncio.run(run_all())
-    finally:
-        log.close()
-    paths, verdicts = write_agent_reports(out, baseline=names[0], conditions=names)
-    return AgentRunSummary(out, counts[0], counts[1], tuple(verdicts), paths)
+    return run_agent_matrix(run, [(t.task_id, t) for t in tasks], conditions, replicates,
+                            trial)

@@ -27,27 +27,25 @@ recorded), so the CEF, public-eval and HTML reports are written by
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ctxbench.compiler.context_managers import get_context_manager, manager_source
-from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER
 from ctxbench.core import InputError
 from ctxbench.runner.agent_run import (
     AGENT_TRIAL_SCHEMA,
     AgentCondition,
     AgentRunSummary,
-    cost_source,
+    check_conditions,
+    open_agent_run,
+    run_agent_matrix,
     turns_cost_micro,
-    write_agent_reports,
 )
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import get_provider
-from ctxbench.runner.reports import declare_preregistration, run_preregistration
 from ctxbench.runner.trace_replay import TraceOutcome, replay_point
-from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.agent_traces import DecisionPoint
 
 __all__ = ["TRACE_SCORER", "run_trace_experiment"]
@@ -98,52 +96,26 @@ def run_trace_experiment(
     self_hosted: bool = False,
 ) -> AgentRunSummary:
     """Replay every (point, condition, replicate) not yet recorded, then write the reports."""
-    if len(conditions) < 2:
-        raise InputError("conditions: expected a baseline and at least one other, got "
-                         f"{len(conditions)}")
+    names = check_conditions(conditions)
     if not points:
         raise InputError("points: expected at least one decision point (a completed trace "
                          "with an assistant move), got none")
-    names = [c.name for c in conditions]
-    if len(set(names)) != len(names):
-        raise InputError(f"conditions: expected distinct names, got {names}")
     if any(c.native_context for c in conditions):
         raise InputError("conditions: native_context is not supported on trace replay")
     managers = {c.manager: get_context_manager(c.manager) for c in conditions}
-    out = Path(output)
-    out.mkdir(parents=True, exist_ok=True)
     instance = get_provider(provider, **dict(provider_options or {}))
-    cost = cost_source(instance, pricing, self_hosted)
-    identity = {"workload": workload, "workload_version": workload_version,
-                "provider": instance.name, "model": instance.model, "scorer": TRACE_SCORER,
-                "usage_source": instance.usage_source, "cost_source": cost[0],
-                "cost_source_reference": cost[1], "tokenizer": tokenizer}
-    declare_preregistration(out / "cef-prereg.json", run_preregistration(
-        baseline=names[0], conditions=names, replicates=replicates, seed=seed))
-    log = TrialLog(out / "agent-trials.jsonl", resume=True)
-    counter = get_tokenizer(tokenizer)
-    counts = [0, 0]
+    run = open_agent_run(output, instance, scorer=TRACE_SCORER, workload=workload,
+                         workload_version=workload_version, tokenizer=tokenizer,
+                         pricing=pricing, self_hosted=self_hosted, names=names,
+                         replicates=replicates, seed=seed)
 
-    async def run_all() -> None:
-        try:
-            for replicate in range(replicates):
-                for point in points:
-                    for c in conditions:
-                        if (point.point_id, c.name, replicate) in log.recorded:
-                            counts[1] += 1
-                            continue
-                        outcome = await replay_point(
-                            instance, point, managers[c.manager], budget=c.budget,
-                            tokenizer=counter, max_output_tokens=max_output_tokens,
-                            temperature=temperature, seed=seed + replicate)
-                        log.append(_record(point, c, replicate, outcome, identity, pricing))
-                        counts[0] += 1
-        finally:
-            await instance.aclose()
+    async def trial(point: DecisionPoint, c: AgentCondition, replicate: int
+                    ) -> dict[str, Any]:
+        outcome = await replay_point(
+            run.provider, point, managers[c.manager], budget=c.budget,
+            tokenizer=run.tokenizer, max_output_tokens=max_output_tokens,
+            temperature=temperature, seed=seed + replicate)
+        return _record(point, c, replicate, outcome, run.identity, pricing)
 
-    try:
-        asyncio.run(run_all())
-    finally:
-        log.close()
-    paths, verdicts = write_agent_reports(out, baseline=names[0], conditions=names)
-    return AgentRunSummary(out, counts[0], counts[1], tuple(verdicts), paths)
+    return run_agent_matrix(run, [(p.point_id, p) for p in points], conditions, replicates,
+                            trial)
