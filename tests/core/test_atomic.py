@@ -143,3 +143,27 @@ def test_path_from_is_relative_to_the_artifacts_folder(tmp_path: Path) -> None:
 
     assert path_from(tmp_path / "out", tmp_path / "data" / "t.jsonl") == "../data/t.jsonl"
     assert path_from(tmp_path, tmp_path / "t.jsonl") == "t.jsonl"
+
+
+def test_the_temporary_file_never_opens_an_existing_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first random name is taken (by a link to a file elsewhere): the write must not
+    # open it, and must pick another name.
+    target = tmp_path / "r.json"
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"keep")
+    names = iter([b"\x00" * 6, b"\x01" * 6])
+    monkeypatch.setattr(os, "urandom", lambda n: next(names))
+    (tmp_path / f".r.json.{'00' * 6}.tmp").symlink_to(outside)
+    atomic_write_bytes(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert outside.read_bytes() == b"keep"
+    assert sorted(os.listdir(tmp_path)) == [f".r.json.{'00' * 6}.tmp", "outside", "r.json"]
+
+
+def test_the_written_file_has_the_mode_a_plain_open_gives(tmp_path: Path) -> None:
+    target, plain = tmp_path / "m.txt", tmp_path / "plain.txt"
+    atomic_write_text(target, "x")
+    plain.write_text("x")
+    assert target.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777

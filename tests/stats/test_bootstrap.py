@@ -389,3 +389,18 @@ def test_interval_contains_estimate_range_and_is_batch_invariant(
     assert est.low is not None and est.high is not None
     assert min(values) <= est.low <= est.high <= max(values)
     assert est.estimate == pytest.approx(sum(values) / len(values), rel=1e-12)
+
+
+def test_resampling_draws_need_no_clamp_below_the_unit_count() -> None:
+    # The resampling loops take floor(u * n) without clamping it to n - 1: every n up to
+    # 2**17, every power of two and its neighbours up to 2**52, and 10,000 large n.
+    from ctxbench.stats.bootstrap import draws_stay_below
+
+    candidates = set(range(1, 1 << 17))
+    for m in range(53):
+        candidates.update({(1 << m) - 1, 1 << m, (1 << m) + 1})
+    candidates.update(int(x) for x in np.random.default_rng(20261202).integers(
+        1 << 17, 1 << 52, size=10_000))
+    assert all(draws_stay_below(n) for n in candidates if 1 <= n < 1 << 53)
+    # The largest double numpy's random() returns is 1 - 2**-53.
+    assert np.nextafter(1.0, 0.0) == 1.0 - 2.0**-53

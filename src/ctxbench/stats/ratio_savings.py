@@ -134,9 +134,9 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
             rows = min(batch, n_resamples - start)
             scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
             gen.random(out=scaled)
-            # n * u cast to int in one pass: truncation, the floor of these values >= 0.
+            # n * u cast to int in one pass: truncation, the floor of these values >= 0,
+            # which is below n (bootstrap.draws_stay_below).
             np.multiply(scaled, n, out=draws, casting="unsafe")
-            np.minimum(draws, n - 1, out=draws)
             draws += offsets[:rows]
             weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
             out[start : start + rows] = weights @ arr
@@ -189,7 +189,6 @@ def _fill(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int
         for i in range(block):
             gen.random(out=uniform)
             np.multiply(uniform, n, out=draws, casting="unsafe")
-            np.minimum(draws, n - 1, out=draws)
             counts[i] = np.bincount(draws, minlength=n)
         out[first : first + block] = counts[:block] @ arr
 

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ctxbench.core.atomic import atomic_write_json
 from ctxbench.core.digests import blake3_json
@@ -23,9 +23,13 @@ from ctxbench.core.fields import Fields
 from ctxbench.core.jsonl import load_json_document
 from ctxbench.core.limits import MAX_COUNT
 from ctxbench.core.tomlfile import load_toml_lines
-from ctxbench.protocols.cef.prereg_plan import PlanRecord, parse_plan
-from ctxbench.protocols.cef.prereg_sequential import SequentialDesign, parse_sequential
 from ctxbench.protocols.cef.rules import CONDITION_SLUG, CONDITION_SLUG_TEXT
+
+if TYPE_CHECKING:
+    # Read only from a preregistration that has the table (_from_fields): the plan's
+    # model and the study planner behind it are ~25 ms of every analysis's start-up.
+    from ctxbench.protocols.cef.prereg_plan import PlanRecord
+    from ctxbench.protocols.cef.prereg_sequential import SequentialDesign
 
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",
@@ -307,10 +311,27 @@ def parse_preregistration(data: dict[str, Any], *, path: str) -> Preregistration
                               MIN_PAIRED_UNITS_FLOOR, MAX_COUNT),
         exclusions=exclusions,
         conformance_workloads=_workloads(f, "conformance_workloads"),
-        plan=parse_plan(f, tolerance=tolerance, level=level, replicates=replicates),
-        sequential=parse_sequential(f),
+        plan=_plan(f, tolerance=tolerance, level=level, replicates=replicates),
+        sequential=_sequential(f),
         source="file",
     )
+
+
+def _plan(f: Fields, *, tolerance: float, level: float,
+          replicates: int | None) -> PlanRecord | None:
+    if not f.has("plan"):
+        return None
+    from ctxbench.protocols.cef.prereg_plan import parse_plan
+
+    return parse_plan(f, tolerance=tolerance, level=level, replicates=replicates)
+
+
+def _sequential(f: Fields) -> SequentialDesign | None:
+    if not f.has("sequential"):
+        return None
+    from ctxbench.protocols.cef.prereg_sequential import parse_sequential
+
+    return parse_sequential(f)
 
 
 def _num(f: Fields, name: str, default: float, lo: float, hi: float) -> float:
