@@ -65,8 +65,13 @@ CORPORA: dict[str, tuple[str, tuple[str, ...]]] = {
     "held-nl-soup": ("held-out-nl", ("beautifulsoup4", "soupsieve")),
     "held-nl-diskcache": ("held-out-nl", ("diskcache", "filelock")),
     "held-nl-settings": ("held-out-nl", ("pydantic-settings", "python-multipart", "jmespath")),
+    # A second natural-question held-out set, written after held-out-nl had been judged and
+    # frozen before the compiler changes that followed; packages no other corpus uses.
+    "held2-nl-websockets": ("held-out-nl-2", ("websockets",)),
+    "held2-nl-fsspec": ("held-out-nl-2", ("fsspec", "s3fs", "universal_pathlib")),
+    "held2-nl-json": ("held-out-nl-2", ("ijson", "jsonlines", "jsonref", "jsonpath-ng")),
 }
-_BY_HAND = frozenset(name for name, (which, _) in CORPORA.items() if which.endswith("-nl"))
+_BY_HAND = frozenset(name for name, (which, _) in CORPORA.items() if "-nl" in which)
 _SUFFIXES = (".py", ".json", ".yaml", ".yml", ".md")
 
 

@@ -7,10 +7,11 @@ its exception). ``spec`` checks every evidence line against the installed file a
 ``specs/<corpus>.json`` in the format ``devset.py build`` reads (files with SHA-256,
 evidence lines as the tasks' evidence markers); ``overlap`` prints, per set, the share of
 each question's retrieval terms that occur in its evidence lines (what a lexical
-retriever gets for free), and the share of tasks with evidence in two files.
+retriever gets for free), and the share of tasks with evidence in two files; given set
+names, it prints those sets' corpora one by one, then the set.
 
     python benchmarks/devsets/natural.py spec [CORPUS ...]
-    python benchmarks/devsets/natural.py overlap
+    python benchmarks/devsets/natural.py overlap [SET ...]
 """
 
 from __future__ import annotations
@@ -77,20 +78,33 @@ def spec(names: list[str]) -> None:
         print(f"{name}: {len(files)} files, {len(tasks)} tasks ({source['set']})")
 
 
-def overlap() -> None:
-    """Per set: mean share of a question's terms found in its evidence lines, and the
-    share of tasks whose evidence is in two files."""
+def overlap(sets: list[str]) -> None:
+    """Per set (per corpus, then the set, for the ``sets`` named): mean share of a
+    question's terms found in its evidence lines, and the share of tasks whose evidence
+    is in two files."""
     by_set: dict[str, list[tuple[float, bool]]] = {}
+    by_corpus: dict[str, list[tuple[float, bool]]] = {}
     for path in sorted(SPECS.glob("*.json")):
         data = _load(path)
         for task in data["tasks"]:  # type: ignore[attr-defined]
             query = set(identifier_terms(task["query"]))
             evidence = set(identifier_terms(" ".join(task["evidence_markers"])))
             share = len(query & evidence) / len(query) if query else 0.0
-            by_set.setdefault(str(data["set"]), []).append((share, len(task["files"]) > 1))
-    print("| set | tasks | question terms found in the evidence lines (mean) | two-file tasks |")
+            row = (share, len(task["files"]) > 1)
+            by_set.setdefault(str(data["set"]), []).append(row)
+            if str(data["set"]) in sets:
+                by_corpus.setdefault(str(data["corpus"]), []).append(row)
+    unknown = sorted(set(sets) - set(by_set))
+    if unknown:
+        print(f"overlap: expected sets among {', '.join(sorted(by_set))}, got {unknown}",
+              file=sys.stderr)
+        sys.exit(2)
+    shown = [*sorted(by_corpus.items()), *((n, r) for n, r in sorted(by_set.items())
+                                            if not sets or n in sets)]
+    print("| set or corpus | tasks | question terms found in the evidence lines (mean) "
+          "| two-file tasks |")
     print("|---|---:|---:|---:|")
-    for name, rows in sorted(by_set.items()):
+    for name, rows in shown:
         mean = sum(s for s, _ in rows) / len(rows)
         two = sum(t for _, t in rows)
         print(f"| {name} | {len(rows)} | {mean:.1%} | {two} ({two / len(rows):.0%}) |")
@@ -100,6 +114,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["spec"]:
         spec(sys.argv[2:])
     elif sys.argv[1:2] == ["overlap"]:
-        overlap()
+        overlap(sys.argv[2:])
     else:
-        sys.exit("usage: natural.py spec [CORPUS ...] | overlap")
+        sys.exit("usage: natural.py spec [CORPUS ...] | overlap [SET ...]")
