@@ -197,6 +197,7 @@ _BASE: dict[str, object] = {
     ("model", {"provider": "fixture", "stop": ["a"] * 17}, False),
     ("model", {"provider": "fixture", "stop": [""]}, False),
     ("model", {"provider": "fixture", "n_ctx": 10**7 + 1}, False),
+    ("model", {"provider": "fixture", "api": "graphql"}, False),
     ("workload", {"source": "q.jsonl", "limit": 10**7 + 1}, False),
     ("conditions", [{"strategy": "full_permitted_context"},
                     {"strategy": "compiled", "budgets": [10**7]}], True),

@@ -10,7 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxbench.core import TokenUsage
-from ctxbench.runner.usage import UsageError, normalize_anthropic, normalize_openai
+from ctxbench.runner.usage import (
+    UsageError,
+    normalize_anthropic,
+    normalize_openai,
+    normalize_openai_responses,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -110,3 +115,30 @@ def test_anthropic_context_is_the_sum_of_its_parts(inp: int, read: int, write: i
     usage = normalize_anthropic({"input_tokens": inp, "cache_read_input_tokens": read,
                                  "cache_creation_input_tokens": write, "output_tokens": out})
     assert usage.context_tokens == inp + read + write and usage.output == out
+
+
+def test_responses_api_usage_splits_cached_and_reasoning_tokens_out() -> None:
+    usage = normalize_openai_responses(
+        body("openai-response-function-calls.json")["usage"])
+    # input_tokens 2006 includes 1920 cached; output_tokens 300 includes 256 reasoning.
+    assert usage == TokenUsage(uncached_input=86, cached_input=1920, cache_write=0,
+                               output=44, reasoning=256)
+
+
+@pytest.mark.parametrize(("usage", "message"), [
+    ({"output_tokens": 1}, "usage.input_tokens: expected an integer in [0, 100000000], got "
+     "nothing"),
+    ({"input_tokens": 5, "output_tokens": 1, "input_tokens_details": {"cached_tokens": 6}},
+     "usage.input_tokens_details.cached_tokens: expected at most input_tokens (5), got 6"),
+    ({"input_tokens": 5, "output_tokens": 1,
+      "output_tokens_details": {"reasoning_tokens": True}},
+     "usage.output_tokens_details.reasoning_tokens: expected an integer in [0, 100000000], "
+     "got the boolean true"),
+    # Chat Completions names are not the Responses API's.
+    ({"prompt_tokens": 5, "completion_tokens": 1},
+     "usage.input_tokens: expected an integer in [0, 100000000], got nothing"),
+])
+def test_malformed_responses_api_usage_is_an_error(usage: object, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        normalize_openai_responses(usage)
+    assert str(info.value) == message

@@ -20,6 +20,11 @@ assistant's calls and the tools' results as native messages; the others get them
 (the calls' canonical text, then a user message per result headed
 :data:`~ctxbench.runner.prompt.AGENT_RESULT_HEAD`). There are no retries inside a trial: a
 failed request ends it as an error, keeping the usage reported so far.
+
+With the provider's own context management on (``extra`` from :func:`native_context`),
+every turn also records ``native_context``: whether the server compacted the input, and
+the compaction item sent in place of what it replaced
+(:mod:`ctxbench.runner.native_context`).
 """
 
 from __future__ import annotations
@@ -45,7 +50,8 @@ from ctxbench.compiler.context_managers import (
 )
 from ctxbench.compiler.context_managers.builtins import SUMMARY_ROOM
 from ctxbench.compiler.tokenizers import Tokenizer
-from ctxbench.core import InputError, TokenUsage
+from ctxbench.core import TokenUsage
+from ctxbench.runner.native_context import CompactionCarry, native_context
 from ctxbench.runner.prompt import AGENT_RESULT_HEAD
 from ctxbench.runner.providers.base import Message, Provider, ProviderRequest, RequestFailed
 from ctxbench.workloads.agent import FINAL_ANSWER, AgentTask
@@ -85,21 +91,6 @@ class AgentOutcome:
     request_id: str | None
 
 
-def native_context(provider: Provider, condition: str) -> dict[str, Any]:
-    """The request parameters that turn on ``provider``'s own context management.
-
-    Raises InputError where the provider offers none that ctxbench can turn on.
-    """
-    parameters = getattr(provider, "native_context_management", None)
-    if not isinstance(parameters, Mapping):
-        raise InputError(
-            f"condition {condition}: native_context: provider {provider.name} has no context "
-            "management ctxbench can turn on (supported: anthropic, whose context editing "
-            "clears old tool results; OpenAI's is the Responses API's truncation, and the "
-            "openai provider speaks Chat Completions)")
-    return dict(parameters)
-
-
 def _sent(messages: Sequence[AgentMessage], native: bool) -> tuple[Message, ...]:
     names = {c.call_id: c.name for m in messages for c in m.tool_calls}
     out = []
@@ -134,6 +125,8 @@ class _Trial:
         self.seed = seed
         self.extra = dict(extra)
         self.native = bool(getattr(provider, "native_tool_history", False))
+        # The provider's own context management is on: carry its compaction items.
+        self.carry = CompactionCarry() if extra else None
         self.turns: list[dict[str, Any]] = []
         self.usage = TokenUsage()
         self.latency_ms = 0.0
@@ -173,7 +166,8 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
                     limits: AgentLimits = AgentLimits(), temperature: float = 0.0,
                     seed: int | None = None, extra: Mapping[str, Any] | None = None
                     ) -> AgentOutcome:
-    """Run ``task`` with ``manager`` choosing each turn's messages (see the module)."""
+    """Run ``task`` with ``manager`` choosing each turn's messages (see the module);
+    ``extra``: the provider's native context-management parameters, sent every turn."""
     trial = _Trial(provider, task, limits, temperature, seed, extra or {})
     conversation: list[AgentMessage] = [AgentMessage("system", task.system),
                                         AgentMessage("user", task.prompt)]
@@ -198,18 +192,28 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
                  "latency_ms": round(s.latency_ms, 3), "request_id": s.request_id}
                 for s in request.summaries]
         trial.turns.append(record)
-        trial.final_sent = tuple(m.content for m in decision.messages)
-        sent = ProviderRequest(_sent(decision.messages, trial.native),
+        carry = trial.carry
+        messages, replaced = (decision.messages, 0) if carry is None \
+            else carry.messages(decision.messages)
+        trial.final_sent = tuple(m.content for m in messages)
+        sent = ProviderRequest(_sent(messages, trial.native),
                                max_output_tokens=limits.max_output_tokens,
                                temperature=temperature, seed=seed, tools=task.offered,
-                               extra=trial.extra)
+                               extra=trial.extra,
+                               compaction=None if carry is None else carry.item)
         try:
             response = await provider.complete(sent)
         except RequestFailed as exc:
             trial.add(exc.usage, exc.latency_ms)
             record.update(_usage(exc.usage), latency_ms=round(exc.latency_ms, 3),
                           request_id=exc.request_id, error=exc.error_class)
+            if carry is not None:
+                record["native_context"] = carry.turn_record(replaced, None)
             return trial.outcome("error", None, f"{exc.error_class}: {str(exc)[:200]}")
+        if carry is not None:
+            record["native_context"] = carry.turn_record(replaced, response.compaction)
+            if response.compaction is not None:
+                carry.update(response.compaction, conversation, messages)
         trial.add(response.usage, response.latency_ms)
         trial.request_id = response.request_id or trial.request_id
         record.update(_usage(response.usage), latency_ms=round(response.latency_ms, 3),

@@ -283,7 +283,8 @@ def run_agent_experiment(
         if managers[c.manager].budgeted != (c.budget is not None) and c.budget is not None:
             raise InputError(f"condition {c.name}: {c.manager} takes no budget")
     instance = get_provider(provider, **dict(provider_options or {}))
-    natives = {c.name: native_context(instance, c.name) for c in conditions if c.native_context}
+    natives = {c.name: native_context(instance, c.name, c.budget) for c in conditions
+               if c.native_context}
     run = open_agent_run(output, instance, scorer=SCORER, workload=workload,
                          workload_version=workload_version, tokenizer=tokenizer,
                          pricing=pricing, self_hosted=self_hosted, names=names,

@@ -42,7 +42,8 @@ from typing import Any
 from ctxbench.core import FieldError, InputError, blake3_file
 from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.runner.providers.registry import provider_factory
-from ctxbench.runner.spec import BOUNDS, ModelSpec, TomlFields, parse_model
+from ctxbench.runner.spec import BOUNDS, ModelSpec, parse_model
+from ctxbench.runner.tomlfields import TomlFields
 
 __all__ = ["AGENT_FORMATS", "BFCL_CATEGORIES", "BUILTIN_AGENT_TASKS", "TRACE_FORMATS",
            "AgentConditionSpec", "AgentSpec", "agent_format_of", "load_agent_spec",

@@ -29,12 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxbench.core import MISSING, FieldError, Fields, InputError, blake3_file
+from ctxbench.core import FieldError, InputError, blake3_file
 from ctxbench.core.entrypoints import own_entries
 from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.runner.execution import ExecutionSpec, parse_execution
 from ctxbench.runner.providers.registry import provider_factory, provider_names
 from ctxbench.runner.scorers import SCORERS
+from ctxbench.runner.tomlfields import TomlFields
 from ctxbench.runner.workload_formats import (
     WORKLOAD_GROUP,
     SourceRefused,
@@ -77,45 +78,6 @@ BOUNDS: dict[str, int] = {
 }
 
 
-class _TomlFields(Fields):
-    """Fields of one TOML table: names render as ``[table].field``."""
-
-    __slots__ = ("table",)
-
-    def __init__(self, value: dict[str, Any], *, path: str, table: str) -> None:
-        super().__init__(value, path=path)
-        self.table = table
-
-    def name(self, field: str) -> str:
-        return f"[{self.table}].{field}" if self.table else field
-
-    def error(self, field: str | None, expected: str, got: Any = MISSING,
-              *, got_text: str | None = None) -> InputError:
-        if field is not None and self.table and not field.startswith("["):
-            field = self.name(field)
-        # TOML has no null: a None here is a value that ``dict.get`` did not find.
-        return super().error(field, expected, MISSING if got is None else got,
-                             got_text=got_text)
-
-    def table_of(self, field: str, *, optional: bool = False) -> _TomlFields | None:
-        value = self.value.get(field)
-        table = f"{self.table}.{field}" if self.table else field
-        if value is None:
-            if optional:
-                return None
-            raise FieldError(self.path, None, f"[{table}]", "a table",
-                             got_text="nothing (the table is missing)")
-        if not isinstance(value, dict):
-            raise FieldError(self.path, None, f"[{table}]", "a table", value)
-        return _TomlFields(value, path=self.path, table=table)
-
-    def strings(self, field: str) -> tuple[str, ...]:
-        value = self.value.get(field, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.fail(field, "an array of strings", value)
-        return tuple(value)
-
-
 @dataclass(frozen=True, slots=True)
 class WorkloadSpec:
     source: str
@@ -140,6 +102,7 @@ class ModelSpec:
     n_threads: int | None
     rope_freq_scale: float | None = None
     prompt_cache_mb: int = 0
+    api: str | None = None  # one of the provider's ``apis``; None: its default
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +165,7 @@ def _resolve(base: Path, value: str) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
+def _workload(t: TomlFields, base: Path) -> WorkloadSpec:
     t.only({"source", "format", "corpus", "tokenizer", "limit", "offset"})
     source = t.req_string("source")
     # A source with a format's prefix (bfcl:) is that format's; any other takes any
@@ -229,12 +192,18 @@ def _workload(t: _TomlFields, base: Path) -> WorkloadSpec:
                                         optional=True), offset=offset or 0)
 
 
-def _model(t: _TomlFields) -> ModelSpec:
+def _model(t: TomlFields) -> ModelSpec:
     t.only({"provider", "model", "temperature", "max_output_tokens", "stop", "base_url",
             "api_key_env", "model_path", "n_ctx", "n_threads", "rope_freq_scale",
-            "prompt_cache_mb"})
+            "prompt_cache_mb", "api"})
     provider = t.req_enum("provider", provider_names())
     factory = provider_factory(provider)
+    apis: tuple[str, ...] = getattr(factory, "apis", ())
+    if not apis and "api" in t.value:
+        t.fail("api", f"no api (the provider {provider} speaks one API)", t.value["api"])
+    api = t.enum("api", list(apis), optional=True) if apis else None
+    if api == "responses" and t.value.get("stop"):  # OpenAI's Responses API has none
+        t.fail("stop", 'no stop sequences (api = "responses" takes none)', t.value["stop"])
     key_env = t.matching("api_key_env", _ENV, "an environment variable NAME (not the key)",
                          optional=True)
     temperature = t.number("temperature", minimum=0, maximum=2, optional=True)
@@ -255,10 +224,10 @@ def _model(t: _TomlFields) -> ModelSpec:
         rope_freq_scale=t.number("rope_freq_scale", minimum=0.01, maximum=1, optional=True),
         prompt_cache_mb=t.integer("prompt_cache_mb", minimum=0,
                                   maximum=BOUNDS["prompt_cache_mb"], optional=True) or 0,
-    )
+        api=api)
 
 
-def _stops(t: _TomlFields) -> tuple[str, ...]:
+def _stops(t: TomlFields) -> tuple[str, ...]:
     stops = t.strings("stop")
     if len(stops) > BOUNDS["stop"] or any(not s or len(s) > 256 for s in stops):
         t.fail("stop", f"at most {BOUNDS['stop']} stop sequences of 1-256 characters",
@@ -266,7 +235,7 @@ def _stops(t: _TomlFields) -> tuple[str, ...]:
     return stops
 
 
-def _condition(t: _TomlFields) -> ConditionSpec:
+def _condition(t: TomlFields) -> ConditionSpec:
     t.only({"name", "strategy", "budgets", "command", "params"})
     strategy = t.req_string("strategy")
     budgeted, own_name = _strategy_budgeted(t, strategy)
@@ -303,7 +272,7 @@ def _condition(t: _TomlFields) -> ConditionSpec:
                          command=command, params=dict(params))
 
 
-def _strategy_budgeted(t: _TomlFields, strategy: str) -> tuple[bool | None, str]:
+def _strategy_budgeted(t: TomlFields, strategy: str) -> tuple[bool | None, str]:
     """Whether an installed strategy or a ``module:attr`` target (docs/strategies.md)
     needs budgets (None for the built-in four, whose rules follow), and the name it goes
     by. An unknown name fails, naming what is installed."""
@@ -322,7 +291,7 @@ def _strategy_budgeted(t: _TomlFields, strategy: str) -> tuple[bool | None, str]
     return bool(found.budgeted), found.name
 
 
-def _limits(t: _TomlFields | None) -> Limits:
+def _limits(t: TomlFields | None) -> Limits:
     if t is None:
         return Limits(4, 0, 0, 60.0, 3, 1.0, 60.0)
     t.only({"concurrency", "requests_per_minute", "tokens_per_minute", "timeout_s",
@@ -346,7 +315,7 @@ def _limits(t: _TomlFields | None) -> Limits:
         max_retry_wait_s=60.0 if wait is None else wait)
 
 
-def _workload_scoring(top: _TomlFields, scoring: _TomlFields | None, workload: WorkloadSpec,
+def _workload_scoring(top: TomlFields, scoring: TomlFields | None, workload: WorkloadSpec,
                       conditions: list[ConditionSpec], judge: JudgeSpec | None) -> None:
     """A workload with its own scorer (BFCL, LongBench) takes no task_score; tool-schema
     tasks take tool strategies."""
@@ -376,7 +345,7 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
     """Validate a decoded TOML document; relative paths resolve against ``path``'s folder."""
     shown = display if display is not None else str(path)
     base = path.parent
-    top = _TomlFields(document, path=shown, table="")
+    top = TomlFields(document, path=shown, table="")
     top.only({"name", "description", "seed", "replicates", "output", "pricing", "workload",
               "model", "conditions", "scoring", "limits", "cef", "execution"})
     top.string("description", optional=True, nonblank=False)
@@ -395,7 +364,7 @@ def parse_spec(document: dict[str, Any], *, path: Path, display: str | None = No
         label = f"[conditions][{index}]"
         if not isinstance(item, dict):
             raise FieldError(shown, None, label, "a table", item)
-        conditions.append(_condition(_TomlFields(item, path=shown, table=f"conditions][{index}")))
+        conditions.append(_condition(TomlFields(item, path=shown, table=f"conditions][{index}")))
     names = [c.name for c in conditions]
     for index, cond in enumerate(conditions):
         if names.index(cond.name) != index:
@@ -458,7 +427,6 @@ def load_spec(path: str | os.PathLike[str]) -> ExperimentSpec:
                           digest=blake3_file(target))
 
 
-# Public names for the agent runs' spec reader (:mod:`ctxbench.runner.agent_spec`), which
-# reads the same [model] table and located fields.
-TomlFields = _TomlFields
+# The agent runs' spec reader (:mod:`ctxbench.runner.agent_spec`) reads the same [model]
+# table.
 parse_model = _model

@@ -3,6 +3,9 @@
 - OpenAI-style (OpenAI, vLLM, llama.cpp server, ...): ``prompt_tokens`` INCLUDES
   ``prompt_tokens_details.cached_tokens``; ``completion_tokens`` INCLUDES
   ``completion_tokens_details.reasoning_tokens``. These APIs report no cache writes.
+- OpenAI Responses API: the same split under other names: ``input_tokens`` INCLUDES
+  ``input_tokens_details.cached_tokens``; ``output_tokens`` INCLUDES
+  ``output_tokens_details.reasoning_tokens``.
 - Anthropic Messages: ``input_tokens`` EXCLUDES ``cache_read_input_tokens`` and
   ``cache_creation_input_tokens``; ``output_tokens`` is everything generated (the API
   does not split out thinking tokens, so reasoning is 0 and it is billed as output).
@@ -21,7 +24,8 @@ from typing import Any
 
 from ctxbench.core import TokenUsage, describe_value
 
-__all__ = ["MAX_USAGE_TOKENS", "UsageError", "normalize_anthropic", "normalize_openai"]
+__all__ = ["MAX_USAGE_TOKENS", "UsageError", "normalize_anthropic", "normalize_openai",
+           "normalize_openai_responses"]
 
 MAX_USAGE_TOKENS = 100_000_000
 
@@ -67,27 +71,37 @@ def _details(obj: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     return value
 
 
-def normalize_openai(usage: Any) -> TokenUsage:
-    """Split an OpenAI-style ``usage`` into uncached/cached input and output/reasoning."""
+def _split_openai(usage: Any, inp: str, out: str) -> TokenUsage:
+    """OpenAI's split: ``inp`` includes its details' cached tokens, ``out`` its details'
+    reasoning tokens (``inp``/``out``: the API's field names)."""
     if not isinstance(usage, dict):
         raise UsageError(f"usage: expected an object, got {describe_value(usage)}",
                          kind="usage_missing")
-    prompt = _count(usage, "prompt_tokens", where="usage")
-    completion = _count(usage, "completion_tokens", where="usage")
-    prompt_details = _details(usage, "prompt_tokens_details", "usage")
-    completion_details = _details(usage, "completion_tokens_details", "usage")
-    cached = _count(prompt_details, "cached_tokens", where="usage.prompt_tokens_details",
-                    optional=True)
-    reasoning = _count(completion_details, "reasoning_tokens",
-                       where="usage.completion_tokens_details", optional=True)
+    prompt = _count(usage, inp, where="usage")
+    completion = _count(usage, out, where="usage")
+    in_details = _details(usage, f"{inp}_details", "usage")
+    out_details = _details(usage, f"{out}_details", "usage")
+    cached = _count(in_details, "cached_tokens", where=f"usage.{inp}_details", optional=True)
+    reasoning = _count(out_details, "reasoning_tokens", where=f"usage.{out}_details",
+                       optional=True)
     if cached > prompt:
-        raise UsageError(f"usage.prompt_tokens_details.cached_tokens: expected at most "
-                         f"prompt_tokens ({prompt}), got {cached}")
+        raise UsageError(f"usage.{inp}_details.cached_tokens: expected at most "
+                         f"{inp} ({prompt}), got {cached}")
     if reasoning > completion:
-        raise UsageError(f"usage.completion_tokens_details.reasoning_tokens: expected at most "
-                         f"completion_tokens ({completion}), got {reasoning}")
+        raise UsageError(f"usage.{out}_details.reasoning_tokens: expected at most "
+                         f"{out} ({completion}), got {reasoning}")
     return TokenUsage(uncached_input=prompt - cached, cached_input=cached, cache_write=0,
                       output=completion - reasoning, reasoning=reasoning)
+
+
+def normalize_openai(usage: Any) -> TokenUsage:
+    """Split a Chat Completions ``usage`` into uncached/cached input and output/reasoning."""
+    return _split_openai(usage, "prompt_tokens", "completion_tokens")
+
+
+def normalize_openai_responses(usage: Any) -> TokenUsage:
+    """Split a Responses API ``usage`` (``input_tokens``/``output_tokens``) the same way."""
+    return _split_openai(usage, "input_tokens", "output_tokens")
 
 
 def normalize_anthropic(usage: Any) -> TokenUsage:

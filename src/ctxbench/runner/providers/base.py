@@ -55,6 +55,10 @@ class ProviderRequest:
     # A provider with native tool calls sends them as ``tools`` and returns the calls in
     # their canonical text form (ctxbench.workloads.calls.render_calls).
     tools: tuple[Any, ...] = ()
+    # An opaque item an earlier response of this conversation compacted the context into
+    # (OpenAI Responses ``compaction``), sent before ``messages`` in place of what it
+    # replaced; only a provider that returned one (``ProviderResponse.compaction``) gets one.
+    compaction: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,9 @@ class ProviderResponse:
     request_id: str | None
     latency_ms: float
     http_status: int | None = None
+    #: The item the server compacted the conversation's context into, when it did
+    #: (server-side compaction of the OpenAI Responses API), to send back next turn.
+    compaction: Mapping[str, Any] | None = None
 
 
 class RequestFailed(ProviderError):

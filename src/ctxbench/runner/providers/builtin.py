@@ -25,7 +25,8 @@ class BuiltinProvider:
 
     ``spec_fields``: the ``[model]`` fields given to the class as keywords (a None value
     is left out, so the class's own default applies); ``timeout``: it takes the spec's
-    ``[limits].timeout_s``.
+    ``[limits].timeout_s``; ``apis``: the values ``[model].api`` may take (the first is
+    the class's default; empty: the provider speaks one API and takes no ``api``).
     """
 
     name: str
@@ -38,6 +39,7 @@ class BuiltinProvider:
     spec_fields: tuple[str, ...] = ()
     timeout: bool = False
     gguf_tokenizer: bool = False
+    apis: tuple[str, ...] = ()
 
     def tokenizer(self, model: ModelSpec) -> str:
         if self.gguf_tokenizer:  # the model's own vocabulary
@@ -68,9 +70,12 @@ class BuiltinProvider:
 
 
 _HTTP_FIELDS = ("base_url",)
+# The openai provider's APIs (ctxbench.runner.providers.openai.APIS, not imported here
+# so that building the factory loads no provider module).
 OPENAI = BuiltinProvider("openai", "ctxbench.runner.providers.openai", "OpenAIProvider",
-                         "pip install ctxbench", uses_api_key=True, spec_fields=_HTTP_FIELDS,
-                         timeout=True)
+                         "pip install ctxbench", uses_api_key=True,
+                         spec_fields=(*_HTTP_FIELDS, "api"), timeout=True,
+                         apis=("chat_completions", "responses"))
 ANTHROPIC = BuiltinProvider("anthropic", "ctxbench.runner.providers.anthropic", "AnthropicProvider",
                             "pip install ctxbench", uses_api_key=True,
                             spec_fields=_HTTP_FIELDS, timeout=True)

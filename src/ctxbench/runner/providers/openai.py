@@ -1,7 +1,10 @@
-"""``openai``: any OpenAI-compatible Chat Completions endpoint over httpx.
+"""``openai``: any OpenAI-compatible Chat Completions endpoint over httpx, or OpenAI's
+Responses API (``api="responses"``, :mod:`ctxbench.runner.providers.openai_responses`).
 
 Works with OpenAI, vLLM, the llama.cpp server, Ollama, LM Studio and LiteLLM proxies.
-The request id is the ``x-request-id`` header, else the response ``id``.
+The request id is the ``x-request-id`` header, else the response ``id``. Only the
+Responses API offers context management ctxbench can turn on (truncation and server-side
+compaction: :meth:`OpenAIProvider.native_context_management`).
 
 A request with tool schemas sends them as ``tools`` (``type: function``; names with dots
 sent with underscores); the answer of a response with ``tool_calls`` is their canonical
@@ -16,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from ctxbench.core import InputError
 from ctxbench.runner.providers.base import (
     Message,
     ProviderRequest,
@@ -23,12 +27,20 @@ from ctxbench.runner.providers.base import (
     RequestFailed,
 )
 from ctxbench.runner.providers.http import complete_json
+from ctxbench.runner.providers.openai_responses import (
+    complete_responses,
+    native_parameters,
+    responses_body,
+)
 from ctxbench.runner.redact import Redactor
 from ctxbench.runner.usage import normalize_openai
 from ctxbench.workloads.calls import CallParseError, calls_from_native, render_calls
 from ctxbench.workloads.tools import json_schema_parameters, native_name, native_names
 
-__all__ = ["OpenAIProvider", "parse_chat_completion"]
+__all__ = ["APIS", "OpenAIProvider", "parse_chat_completion"]
+
+#: The APIs the provider speaks (``[model] api``); the first is the default.
+APIS = ("chat_completions", "responses")
 
 
 def _tool_calls(message: dict[str, Any], names: Mapping[str, str]) -> str | None:
@@ -88,7 +100,8 @@ def _message(m: Message) -> dict[str, Any]:
 
 
 class OpenAIProvider:
-    """Chat Completions client; ``transport`` is injectable so tests never need a network."""
+    """Chat Completions (or Responses API) client; ``transport`` is injectable so tests
+    never need a network."""
 
     usage_source = "provider_response"
     native_tool_history = True
@@ -96,11 +109,15 @@ class OpenAIProvider:
     def __init__(self, *, model: str, base_url: str = "https://api.openai.com/v1",
                  api_key: str | None = None, timeout_s: float = 60.0,
                  transport: httpx.AsyncBaseTransport | None = None, name: str = "openai",
-                 send_seed: bool = True) -> None:
+                 send_seed: bool = True, api: str = APIS[0]) -> None:
+        if api not in APIS:
+            raise InputError(f"api: expected one of {', '.join(APIS)}, got {api!r:.60}")
         self.name = name
         self.model = model
         self.send_seed = send_seed
-        self._url = base_url.rstrip("/") + "/chat/completions"
+        self.api = api
+        self._url = base_url.rstrip("/") + ("/responses" if api == "responses"
+                                            else "/chat/completions")
         self._headers = {"content-type": "application/json"}
         if api_key:
             self._headers["authorization"] = f"Bearer {api_key}"
@@ -110,8 +127,17 @@ class OpenAIProvider:
         self._redactor = Redactor([api_key])
         self._client = httpx.AsyncClient(timeout=timeout_s, transport=transport)
 
+    def native_context_management(self, budget: int | None) -> dict[str, Any] | None:
+        """What an agent's ``native_context`` condition adds to each request: on the
+        Responses API, ``truncation: auto`` and server-side compaction at ``budget`` tokens
+        (:func:`~ctxbench.runner.providers.openai_responses.native_parameters`); None on
+        Chat Completions, which has no such parameter."""
+        return native_parameters(budget) if self.api == "responses" else None
+
     def body(self, request: ProviderRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (extra parameters override nothing else)."""
+        if self.api == "responses":
+            return responses_body(self.model, request)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [_message(m) for m in request.messages],
@@ -131,6 +157,11 @@ class OpenAIProvider:
         return body
 
     async def complete(self, request: ProviderRequest) -> ProviderResponse:
+        if self.api == "responses":
+            return await complete_responses(self._client, self._url, request,
+                                            self.body(request), self._headers,
+                                            deadline_s=self._deadline_s,
+                                            redactor=self._redactor)
         return await complete_json(self._client, self._url, self.body(request), self._headers,
                                    "x-request-id",
                                    partial(parse_chat_completion,

@@ -36,6 +36,8 @@ class ProviderFactory(Protocol):
     ``uses_api_key``: the key named by ``[model].api_key_env`` is read (and redacted from
     every artifact) and passed as ``api_key``; ``fixture``: its answers are a
     deterministic fixture's (zero cost, no pricing needed, labeled, never a claim).
+    A factory may also declare ``apis``, the values ``[model].api`` takes (the first its
+    default, passed in :meth:`options` as ``api``); one without takes no ``api``.
     """
 
     default_model: str | None
