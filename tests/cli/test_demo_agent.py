@@ -21,12 +21,15 @@ def test_demo_agent_with_the_fixture_provider(tmp_path: Path,
     assert "full_history: 4 of 4 tasks resolved (100%)" in text
     assert "verdict: CEF elide_tool_outputs vs full_history: " in text
     assert "verdict: public-eval compiled_history@350 vs full_history: " in text
+    # ECEB judges the budgeted manager; the unbudgeted one is named with the reason.
+    assert "verdict: ECEB compiled_history: 4/4 tasks qualified, mean token savings " in text
+    assert "verdict: ECEB elide_tool_outputs: not evaluated: no budget" in text
     records = [i.value for i in iter_jsonl(out / "agent-trials.jsonl")]
     assert len(records) == 12
     assert {r["condition"] for r in records} == {"full_history", "elide_tool_outputs",
                                                  "compiled_history@350"}
     for name in ("cef-report.json", "cef-report.md", "report.html",
-                 "public-eval-elide_tool_outputs.json"):
+                 "public-eval-elide_tool_outputs.json", "eceb-report.json", "eceb-report.md"):
         assert (out / name).is_file()
     # A rerun resumes: nothing is sent again.
     with pytest.raises(SystemExit) as again:

@@ -157,6 +157,28 @@ def test_over_budget_and_restricted_text_are_refused() -> None:
         decide(get_context_manager("full_history"), _request(steps=1), restricted=[secret])
 
 
+def test_withheld_artifacts_are_refused_by_any_part_and_named() -> None:
+    whole = "\n".join(f"row 1.{k}: the red gadget weighs {k} kilograms" for k in range(12))
+    part = "the blue widget stock count is 42"  # one line of step 1's result
+    manager = get_context_manager("full_history")
+    with pytest.raises(ContextManagerFailure) as info:
+        decide(manager, _request(steps=2), withheld={"stock": part, "other": "never shown "
+                                                     "anywhere in the messages at all"})
+    assert info.value.kind == "forbidden_text"
+    assert info.value.artifact_ids == ("stock",)
+    assert "artifact(s) stock, which the task does not allow" in str(info.value)
+    assert info.value.messages == _request(steps=2).messages
+    # A run the withheld text shares with permitted text is not its own: no refusal.
+    checked = decide(manager, _request(steps=2), withheld={"rows": whole},
+                     permitted=[whole])
+    assert checked.messages == _request(steps=2).messages
+    # A manager that leaves the withheld step out passes.
+    last_k = get_context_manager("last_k_turns")
+    request = _request(steps=4, budget=10_000)
+    assert all(part not in m.content for m in decide(last_k, request).messages)
+    decide(last_k, request, withheld={"stock": part})
+
+
 def test_a_manager_that_does_not_declare_summarizes_cannot_summarize() -> None:
     class Sneaky(_Bad):
         def manage(self, request: ContextRequest) -> object:

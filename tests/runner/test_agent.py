@@ -151,7 +151,12 @@ def test_fixture_experiment_writes_cef_and_public_eval_and_resumes(tmp_path: Pat
     for name in ("cef-report.json", "cef-report.md", "public-eval-last_k.json",
                  "public-eval-compiled.md"):
         assert (tmp_path / name).stat().st_size > 0
-    assert len(summary.verdicts) == 4
+    assert len(summary.verdicts) == 6
+    # Neither budget keeps the newest step (head and step are ~250 tokens): no B*.
+    assert summary.verdicts[4:] == ("ECEB last_k_turns: 0/6 tasks qualified",
+                                    "ECEB compiled_history: 0/6 tasks qualified")
+    assert (tmp_path / "eceb-report.json").is_file()
+    assert (tmp_path / "eceb-compiled_history" / "eceb-report.json").is_file()
     report = (tmp_path / "cef-report.json").read_bytes()
     again = run_agent_experiment(tmp_path, tasks=tasks, conditions=conditions)
     assert again.completed == 0 and again.skipped == 18

@@ -9,6 +9,7 @@ from pathlib import Path
 from ctxbench.compiler.context_managers import get_context_manager
 from ctxbench.compiler.tokenizers import get_tokenizer
 from ctxbench.core import iter_jsonl
+from ctxbench.runner.agent_eceb import NO_ARTIFACTS
 from ctxbench.runner.agent_run import AgentCondition
 from ctxbench.runner.providers.base import get_provider
 from ctxbench.runner.trace_experiment import run_trace_experiment
@@ -50,6 +51,9 @@ def test_trace_run_writes_cef_and_public_eval_from_the_replay(tmp_path: Path) ->
     assert (tmp_path / "public-eval-elided.json").is_file()
     report = (tmp_path / "cef-report.json").read_bytes()
     assert b'"elided"' in report
+    # A trace has no corpus of classified artifacts: no ECEB report, and a line says so.
+    assert summary.verdicts[-1] == NO_ARTIFACTS
+    assert not (tmp_path / "eceb-report.json").exists()
     again = run_trace_experiment(tmp_path, points=points, conditions=CONDITIONS)
     assert (again.completed, again.skipped) == (0, 2 * len(points))
     assert (tmp_path / "cef-report.json").read_bytes() == report

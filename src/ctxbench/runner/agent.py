@@ -12,8 +12,11 @@ native tool calls, answers in plain text), answers ``[]`` (``no_action``) or tex
 not a call list in the prompting format (``invalid_call``), reaches
 :attr:`AgentLimits.max_turns` or :attr:`AgentLimits.max_context_tokens`, or fails.
 Every turn records the decision's commit, the provider-reported usage, latency, request
-id and the calls made; a summarizing manager's model calls are recorded beside the turn
-and counted in the trial's usage.
+id and the calls made (and, for a task that declares artifacts, the ones in the messages
+sent); a summarizing manager's model calls are recorded beside the turn and counted in the
+trial's usage. A decision holding part of an artifact the task may not send is refused
+(:meth:`~ctxbench.workloads.agent.AgentTask.withheld`): nothing is sent, the trial fails,
+and the outcome keeps the artifacts the refused messages held for ECEB's policy gate.
 
 Providers with ``native_tool_history`` (OpenAI-compatible, Anthropic) receive the
 assistant's calls and the tools' results as native messages; the others get them as text
@@ -49,8 +52,9 @@ from ctxbench.compiler.context_managers import (
     decision_commit,
 )
 from ctxbench.compiler.context_managers.builtins import SUMMARY_ROOM
+from ctxbench.compiler.context_managers.interface import messages_to_json
 from ctxbench.compiler.tokenizers import Tokenizer
-from ctxbench.core import TokenUsage
+from ctxbench.core import TokenUsage, blake3_json
 from ctxbench.runner.native_context import CompactionCarry, native_context
 from ctxbench.runner.prompt import AGENT_RESULT_HEAD
 from ctxbench.runner.providers.base import Message, Provider, ProviderRequest, RequestFailed
@@ -89,6 +93,13 @@ class AgentOutcome:
     tool_calls: int
     final_sent: tuple[str, ...]
     request_id: str | None
+    #: The task's artifacts in the messages of the answering turn (the last one sent),
+    #: or, when a decision was refused for holding artifacts the task may not send, the
+    #: artifacts in those refused messages; with that message list's BLAKE3 (None when no
+    #: turn was sent) and the largest per-turn count ctxbench made of what it sent.
+    final_artifacts: tuple[str, ...] = ()
+    final_context: str | None = None
+    prompt_tokens: int = 0
 
 
 def _sent(messages: Sequence[AgentMessage], native: bool) -> tuple[Message, ...]:
@@ -133,7 +144,17 @@ class _Trial:
         self.tool_calls = 0
         self.request_id: str | None = None
         self.final_sent: tuple[str, ...] = ()
+        self.final_artifacts: tuple[str, ...] = ()
+        self.final_context: str | None = None
+        self.prompt_tokens = 0
         self.loop = asyncio.get_running_loop()
+
+    def sending(self, messages: Sequence[AgentMessage], digest: str) -> None:
+        """Note the messages of the turn about to be sent (or of a refused decision)."""
+        self.final_sent = tuple(m.content for m in messages)
+        self.final_artifacts = tuple(a.artifact_id for a in self.task.artifacts_in(
+            [t for m in messages for t in (m.content, *(c.arguments for c in m.tool_calls))]))
+        self.final_context = digest
 
     def add(self, usage: TokenUsage, latency_ms: float) -> None:
         self.usage = self.usage + usage
@@ -158,7 +179,8 @@ class _Trial:
     def outcome(self, stop: str, answer: str | None, error: str | None) -> AgentOutcome:
         return AgentOutcome(stop, answer, error, tuple(self.turns), self.usage,
                             self.latency_ms, self.tool_calls, self.final_sent,
-                            self.request_id)
+                            self.request_id, self.final_artifacts, self.final_context,
+                            self.prompt_tokens)
 
 
 async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager, *,
@@ -177,9 +199,15 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
         request = ContextRequest(task.task_id, turn, tuple(conversation), tools, budget,
                                  tokenizer, trial.summarizer)
         try:
-            decision = await _decide(manager, manager_name, request, task.restricted,
+            decision = await _decide(manager, manager_name, request, task,
                                      limits.manager_timeout_s)
         except ContextManagerFailure as exc:
+            if exc.artifact_ids:
+                # Refused for artifacts the task may not send: nothing was sent, and what
+                # the manager chose is what ECEB's policy gate judges (fail closed).
+                trial.sending(exc.messages, blake3_json(messages_to_json(exc.messages)))
+                trial.final_artifacts = tuple(dict.fromkeys(
+                    (*trial.final_artifacts, *exc.artifact_ids)))
             return trial.outcome("error", None, exc.error_type)
         except RequestFailed as exc:  # a summarizing manager's own model call
             return trial.outcome("error", None, f"{exc.error_class}: {str(exc)[:200]}")
@@ -191,11 +219,20 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
                 {"input_tokens": s.input_tokens, "output_tokens": s.output_tokens,
                  "latency_ms": round(s.latency_ms, 3), "request_id": s.request_id}
                 for s in request.summaries]
+        if task.artifacts:
+            record["artifacts"] = list(
+                a.artifact_id for a in task.artifacts_in(
+                    [t for m in decision.messages
+                     for t in (m.content, *(c.arguments for c in m.tool_calls))]))
         trial.turns.append(record)
         carry = trial.carry
         messages, replaced = (decision.messages, 0) if carry is None \
             else carry.messages(decision.messages)
-        trial.final_sent = tuple(m.content for m in messages)
+        # With a compaction item carried, what is sent is not the decision's list: its
+        # digest is of the messages sent beside the item.
+        trial.sending(messages, decision.messages_blake3 if carry is None
+                      else blake3_json(messages_to_json(messages)))
+        trial.prompt_tokens = max(trial.prompt_tokens, decision.tokens)
         sent = ProviderRequest(_sent(messages, trial.native),
                                max_output_tokens=limits.max_output_tokens,
                                temperature=temperature, seed=seed, tools=task.offered,
@@ -245,7 +282,8 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
 
 
 async def _decide(manager: ContextManager, name: str, request: ContextRequest,
-                  restricted: Sequence[str], timeout_s: float) -> CheckedDecision:
+                  task: AgentTask | None, timeout_s: float, restricted: Sequence[str] = ()
+                  ) -> CheckedDecision:
     """The manager's checked decision, from a daemon thread under ``timeout_s``.
 
     A manager that never returns cannot be killed in-process, but it no longer holds up
@@ -267,7 +305,11 @@ async def _decide(manager: ContextManager, name: str, request: ContextRequest,
         result: CheckedDecision | None = None
         error: BaseException | None = None
         try:
-            result = decide(manager, request, restricted=restricted)
+            if task is None:
+                result = decide(manager, request, restricted=restricted)
+            else:
+                result = decide(manager, request, restricted=task.restricted,
+                                withheld=task.withheld(), permitted=task.permitted_texts())
         except BaseException as exc:  # handed to the loop: decide() already wrapped it
             error = exc
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
@@ -301,4 +343,4 @@ async def decide_in_thread(manager: ContextManager, request: ContextRequest, *,
     :attr:`AgentLimits.manager_timeout_s`)."""
     name = str(getattr(manager, "name", "unnamed"))
     limit = AgentLimits().manager_timeout_s if timeout_s is None else timeout_s
-    return await _decide(manager, name, request, restricted, limit)
+    return await _decide(manager, name, request, None, limit, restricted)

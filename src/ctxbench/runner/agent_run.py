@@ -22,7 +22,11 @@ recorded. From that log alone:
 - ``public-eval/<condition>.jsonl`` rows (resolved only for a final answer that scores 1;
   tokens, usd, latency_ms, tool_calls) and ``public-eval-<condition>.json`` / ``.md``,
   each treatment against the baseline;
-- ``report.html``: the run page (the CEF report, then the per-turn context curves).
+- the ECEB files (:mod:`ctxbench.runner.agent_eceb`) when the tasks declare the artifacts
+  their tools read: ``eceb-corpus/``, ``eceb-benchmark.json``, ``eceb-run.json``,
+  ``eceb-report.json`` / ``.md``; otherwise one verdict line says why there are none;
+- ``report.html``: the run page (the CEF and ECEB reports, then the per-turn context
+  curves).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from ctxbench.core import (
 )
 from ctxbench.core.money import micro_to_usd
 from ctxbench.runner.agent import AgentLimits, AgentOutcome, native_context, run_agent
+from ctxbench.runner.agent_eceb import AgentEceb, EcebCondition, write_agent_eceb
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import Provider, get_provider
 from ctxbench.runner.reports import declare_preregistration, run_preregistration
@@ -106,6 +111,12 @@ def turns_cost_micro(turns: Sequence[Mapping[str, Any]], pricing: PricingSnapsho
     """Micro-USD of a trial's turns, each priced as the one request it was (its reported
     input, cached input, output and reasoning tokens), a summarizing manager's calls
     included."""
+    return sum(turns_cost_split(turns, pricing))
+
+
+def turns_cost_split(turns: Sequence[Mapping[str, Any]], pricing: PricingSnapshot
+                     ) -> tuple[int, int]:
+    """:func:`turns_cost_micro` as (input, output) micro-USD."""
     usages = [TokenUsage(uncached_input=t.get("input_tokens", 0)
                          - t.get("cached_input_tokens", 0),
                          cached_input=t.get("cached_input_tokens", 0),
@@ -114,14 +125,17 @@ def turns_cost_micro(turns: Sequence[Mapping[str, Any]], pricing: PricingSnapsho
               for t in turns]
     usages += [TokenUsage(uncached_input=s["input_tokens"], output=s["output_tokens"])
                for t in turns for s in t.get("summaries", ())]
-    return sum(sum(pricing.cost_micro(u)) for u in usages)
+    costs = [pricing.cost_micro(u) for u in usages]
+    return sum(c[0] for c in costs), sum(c[1] for c in costs)
 
 
 def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome: AgentOutcome,
             *, identity: Mapping[str, Any], native: Mapping[str, Any] | None,
             pricing: PricingSnapshot | None) -> dict[str, Any]:
-    cost = 0 if pricing is None else turns_cost_micro(outcome.turns, pricing)
+    split = (0, 0) if pricing is None else turns_cost_split(outcome.turns, pricing)
+    cost = sum(split)
     score = task.score(outcome.final_answer) if outcome.stop_reason == "final_answer" else 0.0
+    digests = {a.artifact_id: a.blake3 for a in task.artifacts}
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
         "condition": condition.name, "replicate": replicate, "manager": condition.manager,
@@ -136,6 +150,13 @@ def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome:
         "output_tokens": outcome.usage.output, "reasoning_tokens": outcome.usage.reasoning,
         "cost_micro_usd": cost, "latency_ms": round(outcome.latency_ms, 3),
         "provider_request_id": outcome.request_id,
+        # What ECEB is shown of the trial (runner.agent_eceb): the answering turn's
+        # artifacts with their source digests, that turn's messages' BLAKE3, the largest
+        # per-turn count ctxbench made, and the cost's input part.
+        "selected_artifacts": [{"artifact_id": a, "blake3": digests[a]}
+                               for a in outcome.final_artifacts],
+        "context_blake3": outcome.final_context, "prompt_tokens": outcome.prompt_tokens,
+        "input_cost_micro_usd": split[0],
     }
 
 
@@ -233,9 +254,11 @@ def open_agent_run(output: str | Path, instance: Provider, *, scorer: str, workl
 def run_agent_matrix(run: AgentRun, units: Sequence[tuple[str, U]],
                      conditions: Sequence[AgentCondition], replicates: int,
                      trial: Callable[[U, AgentCondition, int], Awaitable[dict[str, Any]]], *,
-                     say: Callable[[str], None] | None = None) -> AgentRunSummary:
+                     say: Callable[[str], None] | None = None,
+                     eceb: AgentEceb | None = None) -> AgentRunSummary:
     """Run every (unit, condition, replicate) not yet in the log (``units``: id and unit),
-    one fsynced line each, in one event loop; then write the reports."""
+    one fsynced line each, in one event loop; then write the reports (ECEB's from
+    ``eceb``: without it, a line says why there is none)."""
     counts = [0, 0]  # done, skipped
     started = time.perf_counter()
 
@@ -263,7 +286,8 @@ def run_agent_matrix(run: AgentRun, units: Sequence[tuple[str, U]],
     finally:
         run.log.close()
     names = [c.name for c in conditions]
-    paths, verdicts = write_agent_reports(run.out, baseline=names[0], conditions=names)
+    paths, verdicts = write_agent_reports(run.out, baseline=names[0], conditions=names,
+                                          eceb=eceb)
     return AgentRunSummary(run.out, counts[0], counts[1], tuple(verdicts), paths)
 
 
@@ -298,13 +322,23 @@ def run_agent_experiment(
         return _record(task, c, replicate, outcome, identity=run.identity,
                        native=natives.get(c.name), pricing=pricing)
 
+    eceb = AgentEceb(
+        tuple(tasks), tuple(EcebCondition(c.name, c.manager, c.budget, c.native_context)
+                            for c in conditions), replicates, workload,
+        pricing.source_reference if pricing is not None
+        else str(run.identity["cost_source_reference"]),
+        None if pricing is None else pricing.effective_date,
+        {"temperature_milli": 0, "max_output_tokens": limits.max_output_tokens,
+         "max_turns": limits.max_turns},
+        instance.usage_source == "deterministic_fixture")
     return run_agent_matrix(run, [(t.task_id, t) for t in tasks], conditions, replicates,
-                            trial, say=say)
+                            trial, say=say, eceb=eceb)
 
 
-def write_agent_reports(out: Path, *, baseline: str, conditions: Sequence[str]
-                        ) -> tuple[dict[str, Path], list[str]]:
-    """The CEF and public-eval reports of ``out/agent-trials.jsonl`` (see the module)."""
+def write_agent_reports(out: Path, *, baseline: str, conditions: Sequence[str],
+                        eceb: AgentEceb | None = None) -> tuple[dict[str, Path], list[str]]:
+    """The CEF, public-eval and ECEB reports of ``out/agent-trials.jsonl`` (see the
+    module)."""
     from ctxbench.protocols.cef.api import analyze_files
     from ctxbench.protocols.public_eval.api import compare_files
     from ctxbench.protocols.public_eval.settings import Settings
@@ -342,6 +376,9 @@ def write_agent_reports(out: Path, *, baseline: str, conditions: Sequence[str]
                           render_markdown(report.to_json(), where=str(target)))
         paths[target.name] = target
         verdicts.append(f"public-eval {name} vs {baseline}: {claim_sentence(report)}")
+    more, lines = write_agent_eceb(out / "agent-trials.jsonl", eceb)
+    paths.update(more)
+    verdicts.extend(lines)
     from ctxbench.render.html.report import write_html
 
     paths["report.html"] = write_html([out], out / "report.html")

@@ -3,8 +3,10 @@
 The embedded SmolLM2 model (or, where it cannot run, the deterministic fixture, said and
 labeled) runs the 18 store tasks (:mod:`ctxbench.workloads.agent_tasks`) under
 ``full_history`` (the baseline), ``elide_tool_outputs`` and ``compiled_history`` at
-:data:`COMPILED_BUDGET` tokens, then the CEF and public-eval reports are written
-(:mod:`ctxbench.runner.agent_run`). Rerunning with the same output resumes.
+:data:`COMPILED_BUDGET` tokens, then the CEF, public-eval and ECEB reports are written
+(:mod:`ctxbench.runner.agent_run`; ECEB judges ``compiled_history`` at its budget, and
+says that ``elide_tool_outputs``, which takes none, is not judged). Rerunning with the
+same output resumes.
 """
 
 from __future__ import annotations

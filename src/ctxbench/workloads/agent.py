@@ -5,6 +5,15 @@ provider with native tool calls, by answering in text. A task is resolved when t
 answer holds the expected answer (case, spacing and a trailing period ignored). Its
 evidence is the text the answer depends on (tool outputs); evidence recall is the share
 of it still present in what the model was sent on the turn it answered.
+
+A task may declare the **artifacts its tools read** (:class:`AgentArtifact`: an ECEB
+corpus record with its exact text), which of them its answer needs, the classifications
+it may send and the artifacts it is denied; its runs then get an ECEB verdict
+(:mod:`ctxbench.runner.agent_eceb`). Attribution is exact: an artifact is in a message
+list when its complete text occurs verbatim in one message (a tool returns the text of
+the artifact it read, perhaps with a line of its own around it). An artifact the task may
+not send (:meth:`AgentTask.withheld`) is refused by ctxbench's decision check as soon as
+any part of it is in the messages a manager chose.
 """
 
 from __future__ import annotations
@@ -15,10 +24,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxbench.core import InputError, blake3_hex
 from ctxbench.workloads.calls import ToolCall
 from ctxbench.workloads.tools import ToolSchema
 
-__all__ = ["FINAL_ANSWER", "FINAL_ANSWER_SCHEMA", "AgentTask", "normalize_answer"]
+__all__ = ["FINAL_ANSWER", "FINAL_ANSWER_SCHEMA", "AgentArtifact", "AgentTask",
+           "normalize_answer"]
 
 FINAL_ANSWER = "final_answer"
 FINAL_ANSWER_SCHEMA = ToolSchema(
@@ -38,6 +49,71 @@ Tool = Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True)
+class AgentArtifact:
+    """One source a task's tools read: an ECEB corpus record (``kind`` and
+    ``classification`` in ECEB-0.1's vocabularies, a portable corpus-relative ``path``)
+    and its exact ``text`` (UTF-8, the bytes its BLAKE3 digest is taken of)."""
+
+    artifact_id: str
+    path: str
+    kind: str
+    classification: str
+    text: str
+
+    @property
+    def blake3(self) -> str:
+        """BLAKE3 of the artifact's complete source bytes (its text as UTF-8)."""
+        return blake3_hex(self.text.encode("utf-8"))
+
+
+def _check_artifacts(task: AgentTask) -> None:
+    """InputError naming the task and field of the first inconsistent declaration."""
+    from ctxbench.protocols.eceb.benchmark import ID_PATTERN
+    from ctxbench.protocols.eceb.paths import path_problem
+    from ctxbench.protocols.eceb.records import CLASSIFICATIONS, KINDS
+
+    def fail(where: str, expected: str, got: object) -> InputError:
+        return InputError(f"agent task {task.task_id}: {where}: expected {expected}, got "
+                          f"{json.dumps(got)[:80]}")
+
+    ids: set[str] = set()
+    paths: set[str] = set()
+    for n, a in enumerate(task.artifacts):
+        if not ID_PATTERN.fullmatch(a.artifact_id) or a.artifact_id in ids:
+            raise fail(f"artifacts[{n}].artifact_id", "a new id of 1-128 characters from "
+                       "[A-Za-z0-9._:-]", a.artifact_id)
+        problem = path_problem(a.path)
+        if problem is not None or a.path in paths:
+            raise fail(f"artifacts[{n}].path", f"a new portable corpus-relative path"
+                       f"{f' ({problem})' if problem else ''}", a.path)
+        if a.kind not in KINDS:
+            raise fail(f"artifacts[{n}].kind", f"one of {', '.join(KINDS)}", a.kind)
+        if a.classification not in CLASSIFICATIONS:
+            raise fail(f"artifacts[{n}].classification",
+                       f"one of {', '.join(CLASSIFICATIONS)}", a.classification)
+        if not a.text:
+            raise fail(f"artifacts[{n}].text", "the artifact's text", a.text)
+        ids.add(a.artifact_id)
+        paths.add(a.path)
+    for c in task.allowed_classifications:
+        if c not in CLASSIFICATIONS:
+            raise fail("allowed_classifications", f"values of {', '.join(CLASSIFICATIONS)}", c)
+    if task.artifacts and not task.allowed_classifications:
+        raise fail("allowed_classifications", "at least one classification (a task lists "
+                   "what it may send; nothing is inferred)", [])
+    for field in ("required_artifacts", "denied_artifacts"):
+        for a_id in getattr(task, field):
+            if a_id not in ids:
+                raise fail(field, "ids of the task's artifacts", a_id)
+    by_id = {a.artifact_id: a for a in task.artifacts}
+    for a_id in task.required_artifacts:
+        if a_id in task.denied_artifacts or \
+                by_id[a_id].classification not in task.allowed_classifications:
+            raise fail("required_artifacts", "artifacts the task may send (not denied, "
+                       "classification allowed)", a_id)
+
+
+@dataclass(frozen=True, slots=True)
 class AgentTask:
     """One agent task; ``functions`` holds the deterministic tool implementations."""
 
@@ -49,6 +125,32 @@ class AgentTask:
     answer: str
     evidence: tuple[str, ...] = ()
     restricted: tuple[str, ...] = ()
+    artifacts: tuple[AgentArtifact, ...] = ()
+    required_artifacts: tuple[str, ...] = ()
+    allowed_classifications: tuple[str, ...] = ()
+    denied_artifacts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.artifacts or self.required_artifacts or self.denied_artifacts:
+            _check_artifacts(self)
+
+    def withheld(self) -> dict[str, str]:
+        """The artifacts (id -> text) the task may not send: denied, or of a
+        classification it does not allow."""
+        return {a.artifact_id: a.text for a in self.artifacts
+                if a.artifact_id in self.denied_artifacts
+                or a.classification not in self.allowed_classifications}
+
+    def permitted_texts(self) -> tuple[str, ...]:
+        """Text the task may send (its prompts and permitted artifacts): a run a withheld
+        artifact shares with it is not that artifact's."""
+        held = self.withheld()
+        return (self.system, self.prompt,
+                *(a.text for a in self.artifacts if a.artifact_id not in held))
+
+    def artifacts_in(self, texts: Sequence[str]) -> tuple[AgentArtifact, ...]:
+        """The task's artifacts whose complete text occurs verbatim in one of ``texts``."""
+        return tuple(a for a in self.artifacts if any(a.text in t for t in texts))
 
     @property
     def offered(self) -> tuple[ToolSchema, ...]:

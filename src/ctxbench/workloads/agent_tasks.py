@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core import InputError, PointerError
-from ctxbench.workloads.agent import AgentTask
+from ctxbench.workloads.agent import AgentArtifact, AgentTask
 from ctxbench.workloads.tools import ToolSchema
 
-__all__ = ["AGENT_TASKS_SCHEMA", "TOOLS", "agent_tasks", "load_agent_tasks",
-           "workload_version"]
+__all__ = ["AGENT_TASKS_SCHEMA", "HINT", "TOOLS", "agent_tasks", "artifact_id",
+           "load_agent_tasks", "workload_version"]
 
 AGENT_TASKS_SCHEMA = "ctxbench.agent-tasks.v1"
 _ITEM = {"type": "dict", "properties": {"item": {"type": "string",
@@ -46,8 +46,11 @@ def _path() -> Path:
                                                          "tasks.json")))
 
 
+HINT = "If this answers the task, call final_answer with the answer."
+
+
 def _record(name: str, item: Mapping[str, Any], fact: str) -> str:
-    """The item's catalog record, then the fact asked for, then a hint to answer."""
+    """The item's catalog record, then the fact asked for (one artifact's text)."""
     sku = "".join(w[:3].upper() for w in name.split())
     return "\n".join([
         f"Catalog record {sku} for the {name}:",
@@ -58,8 +61,30 @@ def _record(name: str, item: Mapping[str, Any], fact: str) -> str:
         "  restocking: weekly delivery on Tuesdays, counted on Wednesday mornings",
         f"  notes: the {name} is part of the home range and is sold in store only",
         fact,
-        "If this answers the task, call final_answer with the answer.",
     ])
+
+
+def _facts(name: str, item: Mapping[str, Any]) -> dict[str, str]:
+    """The fact line each tool adds to the item's record."""
+    return {"get_price": f"The price of the {name} is {item['price']} dollars.",
+            "get_stock": f"There are {item['stock']} units of the {name} in stock.",
+            "get_aisle": f"The {name} is in aisle {item['aisle']}.",
+            "find_item": f"The item in aisle {item['aisle']} is the {name}."}
+
+
+def artifact_id(name: str, tool: str) -> str:
+    """The id of the record ``tool`` returns for item ``name`` (``catalog:red-lamp:get_price``)."""
+    return f"catalog:{'-'.join(name.split())}:{tool}"
+
+
+def _artifacts(items: Mapping[str, Mapping[str, Any]], kind: str, classification: str
+               ) -> tuple[AgentArtifact, ...]:
+    """Every record a tool can return, as one artifact each (a tool returns its text, then
+    :data:`HINT`)."""
+    return tuple(AgentArtifact(artifact_id(name, tool),
+                               f"catalog/{'-'.join(name.split())}/{tool}.txt", kind,
+                               classification, _record(name, item, fact))
+                 for name, item in items.items() for tool, fact in _facts(name, item).items())
 
 
 class _Catalog:
@@ -72,22 +97,22 @@ class _Catalog:
             raise KeyError(f"there is no item named {item!r}; items: {', '.join(self.items)}")
         return key, self.items[key]
 
+    def _answer(self, name: str, data: Mapping[str, Any], tool: str) -> str:
+        return _record(name, data, _facts(name, data)[tool]) + "\n" + HINT
+
     def get_price(self, item: str) -> str:
-        name, data = self._item(item)
-        return _record(name, data, f"The price of the {name} is {data['price']} dollars.")
+        return self._answer(*self._item(item), "get_price")
 
     def get_stock(self, item: str) -> str:
-        name, data = self._item(item)
-        return _record(name, data, f"There are {data['stock']} units of the {name} in stock.")
+        return self._answer(*self._item(item), "get_stock")
 
     def get_aisle(self, item: str) -> str:
-        name, data = self._item(item)
-        return _record(name, data, f"The {name} is in aisle {data['aisle']}.")
+        return self._answer(*self._item(item), "get_aisle")
 
     def find_item(self, aisle: int) -> str:
         for name, data in self.items.items():
             if data["aisle"] == aisle:
-                return _record(name, data, f"The item in aisle {aisle} is the {name}.")
+                return self._answer(name, data, "find_item")
         raise KeyError(f"no item is in aisle {aisle}")
 
 
@@ -120,6 +145,7 @@ def load_agent_tasks(path: str | Path) -> tuple[str, tuple[AgentTask, ...]]:
             _need(where, f"/items/{name}/{key}", item.get(key), str, "a string")
     catalog = _Catalog(items)
     functions = {t.name: getattr(catalog, t.name) for t in TOOLS}
+    artifacts = _catalog_artifacts(where, doc, items)
     tasks = []
     seen: set[str] = set()
     for n, raw in enumerate(_need(where, "/tasks", doc.get("tasks"), list, "an array")):
@@ -129,15 +155,82 @@ def load_agent_tasks(path: str | Path) -> tuple[str, tuple[AgentTask, ...]]:
             raise PointerError(where, f"/tasks/{n}/id", f"expected a new id, got {task_id!r} "
                                "again")
         seen.add(task_id)
-        evidence = _need(where, f"/tasks/{n}/evidence", raw.get("evidence"), list, "an array")
-        for k, e in enumerate(evidence):
-            _need(where, f"/tasks/{n}/evidence/{k}", e, str, "a string")
+        evidence = _strings(where, f"/tasks/{n}/evidence", raw.get("evidence"))
+        labels = _labels(where, f"/tasks/{n}", raw, artifacts, evidence)
         tasks.append(AgentTask(
             task_id, system, _need(where, f"/tasks/{n}/prompt", raw.get("prompt"), str,
                                    "a string"),
             TOOLS, functions, _need(where, f"/tasks/{n}/answer", raw.get("answer"), str,
-                                    "a string"), tuple(evidence)))
+                                    "a string"), tuple(evidence), **labels))
     return version, tuple(tasks)
+
+
+def _strings(where: str, pointer: str, value: Any) -> list[str]:
+    _need(where, pointer, value, list, "an array")
+    for k, e in enumerate(value):
+        _need(where, f"{pointer}/{k}", e, str, "a string")
+    return list(value)
+
+
+def _catalog_artifacts(where: str, doc: Mapping[str, Any],
+                       items: Mapping[str, Mapping[str, Any]]) -> tuple[AgentArtifact, ...]:
+    """The catalog records as artifacts, when ``catalog_artifacts`` declares their kind
+    and classification (an ECEB corpus for the run's ECEB verdict); else none."""
+    from ctxbench.protocols.eceb.records import CLASSIFICATIONS, KINDS
+
+    declared = doc.get("catalog_artifacts")
+    if declared is None:
+        return ()
+    _need(where, "/catalog_artifacts", declared, dict, "an object")
+    extra = sorted(set(declared) - {"kind", "classification"})
+    if extra:
+        raise PointerError(where, f"/catalog_artifacts/{extra[0]}", "expected kind and "
+                           "classification only, got another member")
+    kind = declared.get("kind")
+    if kind not in KINDS:
+        raise PointerError(where, "/catalog_artifacts/kind", f"expected one of "
+                           f"{', '.join(KINDS)}, got {json.dumps(kind)[:60]}")
+    classification = declared.get("classification")
+    if classification not in CLASSIFICATIONS:
+        raise PointerError(where, "/catalog_artifacts/classification", f"expected one of "
+                           f"{', '.join(CLASSIFICATIONS)}, got {json.dumps(classification)[:60]}")
+    return _artifacts(items, kind, classification)
+
+
+def _labels(where: str, pointer: str, raw: Mapping[str, Any],
+            artifacts: tuple[AgentArtifact, ...], evidence: list[str]) -> dict[str, Any]:
+    """A task's artifact labels: its required, allowed and denied lists, checked here so
+    that an error names the file and pointer."""
+    keys = ("required_artifacts", "allowed_classifications", "denied_artifacts")
+    if not artifacts:
+        for key in keys:
+            if key in raw:
+                raise PointerError(where, f"{pointer}/{key}", "expected no artifact labels "
+                                   "(the file declares no catalog_artifacts), got some")
+        return {}
+    by_id = {a.artifact_id: a for a in artifacts}
+    out: dict[str, Any] = {"artifacts": artifacts}
+    for key in keys:
+        if key == "denied_artifacts" and key not in raw:
+            out[key] = ()
+            continue
+        values = _strings(where, f"{pointer}/{key}", raw.get(key))
+        for k, value in enumerate(values):
+            if key != "allowed_classifications" and value not in by_id:
+                raise PointerError(where, f"{pointer}/{key}/{k}", f"expected a catalog "
+                                   f"artifact id like {artifacts[0].artifact_id!r}, got "
+                                   f"{json.dumps(value)[:60]}")
+        out[key] = tuple(values)
+    for k, sentence in enumerate(evidence):
+        if not any(sentence in by_id[a].text for a in out["required_artifacts"]):
+            raise PointerError(where, f"{pointer}/evidence/{k}", "expected a sentence of one "
+                               f"of the required artifacts, got {json.dumps(sentence)[:60]}")
+    try:
+        AgentTask("check", "", "", (), {}, "", artifacts=artifacts, **{
+            k: v for k, v in out.items() if k != "artifacts"})
+    except InputError as exc:
+        raise PointerError(where, pointer, str(exc).split(": ", 1)[-1]) from None
+    return out
 
 
 @cache

@@ -38,6 +38,27 @@ def test_base_passes_every_gate_at_256(tmp_path: Path) -> None:
     assert task.failures == ()
 
 
+def test_prompt_tokens_stand_for_input_tokens_in_the_budget_gate(tmp_path: Path) -> None:
+    from ctxbench.protocols.eceb import seed_paths
+
+    bench, run = base_documents()
+    for o in run["observations"]:
+        if o["budget"] == 256:
+            # An agent's turns: many requests in all, each prompt within the budget.
+            o["prompt_tokens"], o["input_tokens"] = o["input_tokens"], 4 * o["input_tokens"]
+    (tmp_path / "b.json").write_text(json.dumps(bench))
+    (tmp_path / "r.json").write_text(json.dumps(run))
+    task = _task(evaluate_files(tmp_path / "b.json", tmp_path / "r.json", seed_paths().corpus))
+    assert task.minimum_viable_budget == 256 and task.budgets[0].gates.budget == "pass"
+    first = next(o for o in run["observations"] if o["budget"] == 256)
+    first["prompt_tokens"] = 257
+    (tmp_path / "r.json").write_text(json.dumps(run))
+    task = _task(evaluate_files(tmp_path / "b.json", tmp_path / "r.json", seed_paths().corpus))
+    assert task.budgets[0].gates.budget == "fail"
+    assert [f.message for f in task.failures] == [
+        "prompt_tokens 257 exceed the declared budget 256"]
+
+
 @pytest.mark.parametrize("name", GATE_CASES)
 def test_gate_fixture_trips_exactly_one_gate(tmp_path: Path, name: str) -> None:
     case = BY_NAME[name]

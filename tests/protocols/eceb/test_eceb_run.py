@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,21 @@ CASES = [
     (_obs("input_tokens", 2**53), "/observations/3/input_tokens: expected an integer in "
      "[0, 9007199254740991], got the integer 9007199254740992"),
     (_top("corpus_root", "0"), "/corpus_root: expected a BLAKE3 digest"),
+    (_obs("prompt_tokens", None), "/observations/3/prompt_tokens: expected an integer in "
+     "[0, 9007199254740991], got null"),
+    (_obs("prompt_tokens", -4), "/observations/3/prompt_tokens: expected an integer in "
+     "[0, 9007199254740991], got the integer -4"),
 ]
+
+
+def test_prompt_tokens_is_an_optional_extension_written_back() -> None:
+    doc = _run(_obs("prompt_tokens", 200))
+    run = parse_run(doc, path="run.json")
+    assert run.observations[3].prompt_tokens == 200
+    assert run.observations[2].prompt_tokens is None
+    written = run.to_json()["observations"]
+    assert written[3]["prompt_tokens"] == 200 and "prompt_tokens" not in written[2]
+    assert parse_run(run.to_json(), path="again.json") == replace(run, path="again.json")
 
 
 @pytest.mark.parametrize(("edit", "message"), CASES)

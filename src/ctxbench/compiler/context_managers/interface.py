@@ -32,7 +32,7 @@ counted in the trial (:attr:`ContextRequest.summaries`). No other manager may ca
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -57,6 +57,7 @@ __all__ = [
     "message_tokens",
     "messages_from_json",
     "messages_to_json",
+    "withheld_in",
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -68,12 +69,18 @@ MAX_DETAILS_CHARS = 4096
 class ContextManagerFailure(RuntimeFailure):
     """A manager's decision was refused or never came; ``kind`` is one of FAILURE_KINDS."""
 
-    def __init__(self, manager: str, kind: str, reason: str) -> None:
+    def __init__(self, manager: str, kind: str, reason: str, *,
+                 artifact_ids: tuple[str, ...] = (),
+                 messages: tuple[AgentMessage, ...] = ()) -> None:
         reason = " ".join(reason.split())[:300]
         super().__init__(f"context manager {manager}: {kind}: {reason}")
         self.manager = manager
         self.kind = kind
         self.reason = reason
+        #: For a ``forbidden_text`` refusal of withheld artifacts: which ones the refused
+        #: messages held, and those messages (never sent; ECEB's policy gate is shown them).
+        self.artifact_ids = artifact_ids
+        self.messages = messages
 
     @property
     def error_type(self) -> str:
@@ -283,13 +290,29 @@ def _shape(name: str, result: Any) -> tuple[tuple[AgentMessage, ...], tuple[tupl
     return tuple(messages), details
 
 
+def withheld_in(texts: Sequence[str], withheld: Mapping[str, str],
+                permitted: Sequence[str]) -> tuple[str, ...]:
+    """The ids of the ``withheld`` artifacts (id -> text) some of ``texts`` holds: a run
+    of :data:`~ctxbench.compiler.restricted.WINDOW` characters of the artifact's text that
+    no ``permitted`` text also holds (whitespace and ASCII case ignored), so a part of it
+    counts as much as the whole."""
+    permitted_bytes = [p.encode("utf-8") for p in permitted]
+    return tuple(a for a, text in withheld.items()
+                 if text and shares_restricted_run(texts, (text.encode("utf-8"),),
+                                                   permitted_bytes))
+
+
 def check_decision(name: str, request: ContextRequest, result: Any, *,
-                   restricted: Sequence[str] = ()) -> CheckedDecision:
+                   restricted: Sequence[str] = (), withheld: Mapping[str, str] | None = None,
+                   permitted: Sequence[str] = ()) -> CheckedDecision:
     """Check, recount and digest what a manager returned (see the module docstring).
 
     ``restricted``: text the task forbids sending (a credential a tool printed); a
     decision sharing a run of it (:func:`ctxbench.compiler.restricted.
-    shares_restricted_run`) is refused as ``forbidden_text``.
+    shares_restricted_run`) is refused as ``forbidden_text``. ``withheld``: the artifacts
+    (id -> text) the task may not send (a classification it does not allow, or denied);
+    a decision holding part of one (:func:`withheld_in`, runs that a ``permitted`` text
+    also holds aside) is refused as ``forbidden_text``, the failure naming the artifacts.
     """
     messages, details = _shape(name, result)
     given = request.messages
@@ -315,6 +338,13 @@ def check_decision(name: str, request: ContextRequest, result: Any, *,
                     or shares_restricted_run(texts + [v for _, v in details], secrets, ())):
         raise ContextManagerFailure(name, "forbidden_text", "the messages or details hold "
                                     "text the task restricts")
+    held = withheld_in(texts + [v for _, v in details], withheld, permitted) \
+        if withheld else ()
+    if held:
+        named = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+        raise ContextManagerFailure(
+            name, "forbidden_text", f"the messages or details hold text of artifact(s) "
+            f"{named}, which the task does not allow", artifact_ids=held, messages=messages)
     tokens = message_tokens(messages, request.tokenizer)
     if request.budget is not None and tokens > request.budget:
         raise ContextManagerFailure(name, "over_budget", f"{tokens} tokens "
@@ -338,7 +368,8 @@ def decision_commit(manager: str, turn: int, decision: CheckedDecision,
 
 
 def decide(manager: ContextManager, request: ContextRequest, *,
-           restricted: Sequence[str] = ()) -> CheckedDecision:
+           restricted: Sequence[str] = (), withheld: Mapping[str, str] | None = None,
+           permitted: Sequence[str] = ()) -> CheckedDecision:
     """Ask ``manager`` for this turn's messages, then check them (:func:`check_decision`).
 
     Any exception it raises (``BaseException`` but ``KeyboardInterrupt``) is a
@@ -354,4 +385,5 @@ def decide(manager: ContextManager, request: ContextRequest, *,
         raise
     except BaseException as exc:  # SystemExit too: this trial's failure, not the run's
         raise ContextManagerFailure(name, "exception", f"{type(exc).__name__}: {exc}") from exc
-    return check_decision(name, request, result, restricted=restricted)
+    return check_decision(name, request, result, restricted=restricted, withheld=withheld,
+                          permitted=permitted)

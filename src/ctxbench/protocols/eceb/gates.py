@@ -84,8 +84,11 @@ def evaluate_group(benchmark: Benchmark, task: Task, strategy: StrategyName,
         rep = o.repetition
         if not baseline:
             assert budget is not None and floor is not None
-            if o.input_tokens > budget:
-                fail("budget", "budget_overflow", f"input_tokens {o.input_tokens} exceed the "
+            # An agent's observation is several prompts: the largest is what must fit.
+            prompt, field = ((o.input_tokens, "input_tokens") if o.prompt_tokens is None
+                             else (o.prompt_tokens, "prompt_tokens"))
+            if prompt > budget:
+                fail("budget", "budget_overflow", f"{field} {prompt} exceed the "
                      f"declared budget {budget}", rep)
             if o.quality_milli < floor:
                 fail("quality", "quality_below_floor", f"quality_milli {o.quality_milli} is "

@@ -184,10 +184,15 @@ class Observation:
     selected_artifacts: tuple[Selected, ...]
     context_blake3: str
     index: int = 0  # position in the run's observations (not written)
+    # ctxbench extension (not in ECEB 0.1): the largest prompt ctxbench counted with the
+    # run's tokenizer when one observation is several requests (an agent's turns, §10's
+    # prompt_tokens); the budget gate reads it instead of input_tokens. Written only when
+    # set: a local count, labelled apart from the provider-reported input_tokens (§16).
+    prompt_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The observation as a run document holds it (spec §8 member order)."""
-        return {
+        out: dict[str, Any] = {
             "task_id": self.task_id,
             "strategy": self.strategy,
             "budget": self.budget,
@@ -202,6 +207,9 @@ class Observation:
             "selected_artifacts": [s.to_json() for s in self.selected_artifacts],
             "context_blake3": self.context_blake3,
         }
+        if self.prompt_tokens is not None:
+            out["prompt_tokens"] = self.prompt_tokens
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,6 +153,9 @@ _ARTIFACT_ID = string_rule("artifact_id")
 _BLAKE3 = pattern_rule("blake3", HEX64, HEX_TEXT)
 _SELECTED_OK = all_fields_ok((_ARTIFACT_ID, _BLAKE3), "selected")
 _OBS_SET = frozenset(_OBS)
+# ctxbench extension: an agent's observation is several requests (records.Observation).
+_PROMPT_TOKENS = integer_rule("prompt_tokens", 0)
+_OBS_SET_PROMPT = _OBS_SET | {"prompt_tokens"}
 _SELECTED_SET = frozenset(("artifact_id", "blake3"))
 
 
@@ -178,7 +181,11 @@ def _observations(top: Fields) -> tuple[Observation, ...]:
 
 def _fast(raw: dict[str, Any], index: int) -> Observation | None:
     """The observation when every rule holds; None sends it to :func:`_located`."""
-    if raw.keys() != _OBS_SET or not _OBS_OK(raw):
+    keys = raw.keys()
+    if keys not in (_OBS_SET, _OBS_SET_PROMPT) or not _OBS_OK(raw):
+        return None
+    prompt = raw.get("prompt_tokens")
+    if "prompt_tokens" in raw and not _PROMPT_TOKENS.ok(prompt):
         return None
     budget = raw["budget"]
     if (budget is not None) if raw["strategy"] == "full_permitted_context" else (
@@ -197,7 +204,7 @@ def _fast(raw: dict[str, Any], index: int) -> Observation | None:
     return Observation(raw["task_id"], raw["strategy"], budget, raw["repetition"],
                        raw["input_tokens"], raw["output_tokens"], raw["input_cost_micro_usd"],
                        raw["output_cost_micro_usd"], raw["latency_ms"], raw["quality_milli"],
-                       raw["answer"], tuple(selected), raw["context_blake3"], index)
+                       raw["answer"], tuple(selected), raw["context_blake3"], index, prompt)
 
 
 def _check(f: Fields, rule: Rule) -> Any:
@@ -213,7 +220,7 @@ def _located(raw: Any, index: int, path: str) -> Observation:
     if not isinstance(raw, dict):
         raise PointerError(path, pointer, f"expected a JSON object, got {describe_value(raw)}")
     f = Fields(raw, path=path, pointer=pointer)
-    f.only(_OBS)
+    f.only((*_OBS, "prompt_tokens"))
     f.require(_OBS)
     task_id, strategy = _check(f, _TASK_ID), _check(f, _STRATEGY)
     if strategy == "full_permitted_context":
@@ -225,8 +232,10 @@ def _located(raw: Any, index: int, path: str) -> Observation:
     repetition = _check(f, _REPETITION)
     selected = _selected(f, pointer)
     values = [_check(f, rule) for rule in _MEASURES]
+    prompt = _check(f, _PROMPT_TOKENS) if "prompt_tokens" in raw else None
     return Observation(task_id, strategy, budget, repetition, values[0], values[1], values[2],
-                       values[3], values[4], values[5], values[6], selected, values[7], index)
+                       values[3], values[4], values[5], values[6], selected, values[7], index,
+                       prompt)
 
 
 def _selected(f: Fields, pointer: str) -> tuple[Selected, ...]:
