@@ -45,8 +45,9 @@ LIMITS = {"file_bytes": 8 * 1024 * 1024, "tasks": 10_000, "tools": 64, "cases": 
           "parameters": 32, "schema_depth": 4, "list_items": 64, "string_chars": 65_536,
           "name_chars": 64}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
-_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
-          "array": list, "object": dict}
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
+    "object": dict}
 _SCHEMA_KEYS = {"type", "description", "enum", "items", "properties", "required"}
 
 
