@@ -190,3 +190,39 @@ def test_bad_workload_tables_exit_2_with_one_line(tmp_path: Path,
         code = run_guarded(run_command, [str(path), "--no-progress"])
         err = capsys.readouterr().err
         assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_the_it_helpdesk_example_runs_end_to_end_from_the_cli(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The shipped v2 example and its spec, copied out of the package, through
+    ``ctxbench run`` on the fixture provider: CEF and public-eval reports for each manager."""
+    import shutil
+
+    folder = Path(__file__).parents[2] / "src" / "ctxbench" / "data" / "examples" / \
+        "agent-tasks"
+    for name in ("it-helpdesk.json", "it-helpdesk-fixture.toml"):
+        shutil.copy(folder / name, tmp_path / name)
+    code = run_guarded(run_command, [str(tmp_path / "it-helpdesk-fixture.toml"),
+                                     "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    out = tmp_path / "runs" / "it-helpdesk-fixture"
+    trials = lines(out / "agent-trials.jsonl")
+    assert len(trials) == 30
+    assert {t["workload"] for t in trials} == {"it-helpdesk"}
+    assert {t["workload_version"] for t in trials} == {"2026-12-02"}
+    by = {(t["task_id"], t["condition"]): t for t in trials}
+    # One lookup answers a single-fact task under every manager.
+    for condition in ("full", "last-k", "compiled"):
+        assert by[("ticket-host", condition)]["task_score"] == 1.0
+        assert by[("runbook-step", condition)]["task_score"] == 1.0
+    # The host record prints a restricted credential: full history sends it on, refused.
+    assert by[("db-port", "full")]["stop_reason"] == "error"
+    assert str(by[("db-port", "full")]["error_type"]).startswith(
+        "context_manager_failed:forbidden_text")
+    cef = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
+    assert cef["schema_version"].startswith("ctxbench.cef-report")
+    assert len(lines(out / "cef-trials.jsonl")) == 30
+    for name in ("last-k", "compiled"):
+        report = json.loads((out / f"public-eval-{name}.json").read_text(encoding="utf-8"))
+        assert report["schema_version"].startswith("ctxbench.public-eval")
+        assert len(lines(out / "public-eval" / f"{name}.jsonl")) == 10

@@ -25,7 +25,7 @@ from ctxbench.core import InputError, blake3_file, blake3_json
 from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.runner.agent_run import AgentCondition, AgentRunSummary
 from ctxbench.runner.agent_spec import (
-    BUILTIN_AGENT_TASKS,
+    SESSION_FORMATS,
     AgentSpec,
     agent_format_of,
     load_agent_spec,
@@ -98,20 +98,19 @@ def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
     if spec.tokenizer is not None:
         common["tokenizer"] = spec.tokenizer
     limits: dict[str, Any] = dict(spec.agent)
-    if spec.format == "agent":
+    if spec.format not in SESSION_FORMATS:
         from ctxbench.runner.agent import AgentLimits
         from ctxbench.runner.agent_run import run_agent_experiment
-        from ctxbench.workloads.agent_tasks import agent_tasks, load_agent_tasks, workload_version
+        from ctxbench.runner.agent_workloads import load_agent_workload
 
         (source,) = spec.sources
-        if source == BUILTIN_AGENT_TASKS:
-            name, version, tasks = "ctxbench-agent-tasks", workload_version(), agent_tasks()
-        else:
-            version, tasks = load_agent_tasks(source)
-            name = Path(source).stem
-        return run_agent_experiment(spec.output, tasks=_window(tasks, spec),
-                                    limits=AgentLimits(**limits), workload=name,
-                                    workload_version=version, pricing=pricing, **common)
+        loaded = load_agent_workload(
+            spec.format, source, None if spec.limit is None else spec.offset + spec.limit,
+            spec.path.parent)
+        return run_agent_experiment(spec.output, tasks=_window(loaded.tasks, spec),
+                                    limits=AgentLimits(**limits), workload=loaded.name,
+                                    workload_version=loaded.version, pricing=pricing,
+                                    **common)
     if spec.format == "bfcl_multi_turn":
         from ctxbench.runner.bfcl_multi_turn_experiment import run_multi_turn_experiment
         from ctxbench.workloads.bfcl_multi_turn import load_multi_turn

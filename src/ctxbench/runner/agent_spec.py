@@ -1,4 +1,5 @@
-"""Experiment specs of agent runs: ``[workload] format`` ``agent``, ``bfcl_multi_turn`` or
+"""Experiment specs of agent runs: ``[workload] format`` an agent workload (``agent``, or
+one a package registers: :mod:`ctxbench.runner.agent_workloads`), ``bfcl_multi_turn`` or
 ``agent_traces``, conditions naming context managers (docs/runner.md, docs/agents.md).
 
     name = "agent-managers"
@@ -41,15 +42,19 @@ from typing import Any
 
 from ctxbench.core import FieldError, InputError, blake3_file
 from ctxbench.core.tomlfile import load_toml_lines
+from ctxbench.runner.agent_workloads import agent_workload_names, is_agent_workload
 from ctxbench.runner.providers.registry import provider_factory
 from ctxbench.runner.spec import BOUNDS, ModelSpec, TomlFields, parse_model
+from ctxbench.workloads.agent_tasks import BUILTIN_SOURCE
 
-__all__ = ["AGENT_FORMATS", "BFCL_CATEGORIES", "BUILTIN_AGENT_TASKS", "TRACE_FORMATS",
-           "AgentConditionSpec", "AgentSpec", "agent_format_of", "load_agent_spec",
-           "parse_agent_spec"]
+__all__ = ["BFCL_CATEGORIES", "BUILTIN_AGENT_TASKS", "SESSION_FORMATS", "TRACE_FORMATS",
+           "AgentConditionSpec", "AgentSpec", "agent_format_of", "agent_formats",
+           "load_agent_spec", "parse_agent_spec"]
 
-AGENT_FORMATS = ("agent", "bfcl_multi_turn", "agent_traces")
-BUILTIN_AGENT_TASKS = "builtin:agent-tasks"
+#: The agent formats that are not task workloads: BFCL's multi-turn sessions and recorded
+#: traces (each with its own experiment); the task workloads are registry entries.
+SESSION_FORMATS = ("bfcl_multi_turn", "agent_traces")
+BUILTIN_AGENT_TASKS = BUILTIN_SOURCE
 TRACE_FORMATS = ("hermes", "openclaw")
 #: The multi-turn categories a spec may name, short names included.
 BFCL_CATEGORIES = {"multi_turn_base": "multi_turn_base",
@@ -75,8 +80,9 @@ class AgentConditionSpec:
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
-    """A validated agent-run spec; ``sources`` are resolved paths (agent task file or trace
-    files), the category (bfcl_multi_turn) or ``builtin:agent-tasks``."""
+    """A validated agent-run spec; ``sources`` are the agent workload's source as written
+    (its loader resolves it against the spec's folder), resolved trace files, or the
+    category (bfcl_multi_turn)."""
 
     name: str
     seed: int
@@ -97,11 +103,22 @@ class AgentSpec:
     digest: str
 
 
+def agent_formats() -> list[str]:
+    """Every agent format: the agent workloads (registered), then :data:`SESSION_FORMATS`."""
+    return [*agent_workload_names(), *SESSION_FORMATS]
+
+
 def agent_format_of(document: dict[str, Any]) -> str | None:
     """The agent format a decoded spec names in ``[workload] format``, None for any other."""
     workload = document.get("workload")
     fmt = workload.get("format") if isinstance(workload, dict) else None
-    return fmt if fmt in AGENT_FORMATS else None
+    if not isinstance(fmt, str):
+        return None
+    return fmt if fmt in SESSION_FORMATS or is_agent_workload(fmt) else None
+
+
+def _keys(fmt: str) -> tuple[str, ...]:
+    return _AGENT_KEYS.get(fmt, _AGENT_KEYS["agent"])
 
 
 def _resolve(base: Path, value: str) -> str:
@@ -114,9 +131,8 @@ def _sources(t: TomlFields, fmt: str, base: Path) -> tuple[tuple[str, ...], str 
     if fmt == "bfcl_multi_turn":
         category = t.req_enum("source", list(BFCL_CATEGORIES))
         return (BFCL_CATEGORIES[category],), None
-    if fmt == "agent":
-        source = t.req_string("source")
-        return ((source,) if source == BUILTIN_AGENT_TASKS else (_resolve(base, source),)), None
+    if fmt not in SESSION_FORMATS:  # an agent workload: its loader reads the source
+        return (t.req_string("source"),), None
     trace_format = t.req_enum("trace_format", TRACE_FORMATS)
     files = [raw] if isinstance(raw, str) else raw
     if not isinstance(files, list) or not files or len(files) > BOUNDS["limit"] or \
@@ -169,7 +185,7 @@ def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | Non
     model = parse_model(model_table)
     w = top.table_of("workload")
     assert w is not None
-    fmt = w.req_enum("format", AGENT_FORMATS)
+    fmt = w.req_enum("format", agent_formats())
     # An agent run's output limit is per turn ([agent]); it sends no stop sequences.
     for key in ("max_output_tokens", "stop"):
         if key in model_table.value:
@@ -194,7 +210,7 @@ def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | Non
         if any(c.name == cond.name for c in conditions):
             raise FieldError(shown, None, f"[conditions][{index}].name",
                              "a name used by no other condition", cond.name)
-        if cond.native_context and fmt != "agent":
+        if cond.native_context and fmt in SESSION_FORMATS:
             raise FieldError(shown, None, f"[conditions][{index}].native_context",
                              f"false (a {fmt} run does not turn on the provider's context "
                              "management)", True)
@@ -202,8 +218,8 @@ def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | Non
     agent = top.table_of("agent", optional=True)
     limits: dict[str, int] = {}
     if agent is not None:
-        agent.only(set(_AGENT_KEYS[fmt]))
-        for key in _AGENT_KEYS[fmt]:
+        agent.only(set(_keys(fmt)))
+        for key in _keys(fmt):
             value = agent.integer(key, minimum=1, maximum=BOUNDS["budget"], optional=True)
             if value is not None:
                 limits[key] = value

@@ -24,10 +24,12 @@ from ctxbench.workloads.agent import AgentTask
 from ctxbench.workloads.agent_task_file import AGENT_TASKS_V2, LIMITS, parse_agent_task_file
 from ctxbench.workloads.tools import ToolSchema
 
-__all__ = ["AGENT_TASKS_SCHEMA", "TOOLS", "agent_tasks", "load_agent_tasks",
-           "workload_version"]
+__all__ = ["AGENT_TASKS_SCHEMA", "AGENT_WORKLOAD", "BUILTIN_SOURCE", "TOOLS",
+           "AgentTaskFiles", "agent_tasks", "load_agent_tasks", "workload_version"]
 
 AGENT_TASKS_SCHEMA = "ctxbench.agent-tasks.v1"
+#: The ``source`` of a spec naming the built-in tasks.
+BUILTIN_SOURCE = "builtin:agent-tasks"
 _ITEM = {"type": "dict", "properties": {"item": {"type": "string",
                                                  "description": "the item's name"}},
          "required": ["item"]}
@@ -164,3 +166,25 @@ def agent_tasks() -> tuple[AgentTask, ...]:
 def workload_version() -> str:
     """The built-in agent tasks' version."""
     return _builtin()[0]
+
+
+class AgentTaskFiles:
+    """The ``agent`` workload (``ctxbench.workloads`` entry point): the built-in tasks
+    (source ``builtin:agent-tasks``) or an agent-task file, v1 or v2 (a path resolved
+    against the spec's folder)."""
+
+    kind = "agent"
+
+    def workload_name(self, source: str) -> str:
+        return "ctxbench-agent-tasks" if source == BUILTIN_SOURCE else Path(source).stem
+
+    def load(self, source: str, limit: int | None, spec_dir: Path
+             ) -> tuple[str, tuple[AgentTask, ...]]:
+        del limit  # every task is read (and checked); the run takes its window
+        if source == BUILTIN_SOURCE:
+            return workload_version(), agent_tasks()
+        path = Path(source).expanduser()
+        return load_agent_tasks(path if path.is_absolute() else spec_dir / path)
+
+
+AGENT_WORKLOAD = AgentTaskFiles()
