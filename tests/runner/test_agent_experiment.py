@@ -161,8 +161,22 @@ def test_openclaw_trace_spec_priced_from_a_snapshot(tmp_path: Path) -> None:
     (('provider = "fixture"\n', 'provider = "fixture"\nmax_output_tokens = 9\n'),
      "exp.toml:12: [model].max_output_tokens: expected no max_output_tokens (an agent run "
      "sets max_output_tokens in [agent]"),
-    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = 1}'),
-     "[conditions][2].params: expected no such field"),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {keep = 1}'),
+     "exp.toml:25: [conditions][2].params.keep: expected a parameter the manager declares "
+     '(k), got the string "keep"'),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = "2"}'),
+     "exp.toml:25: [conditions][2].params.k: expected an integer (the k parameter), got the "
+     'string "2"'),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = 0}'),
+     "exp.toml:25: [conditions][2].params.k: expected an integer in [1, 1000], got the "
+     "integer 0"),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = 1.5}'),
+     "[conditions][2].params.k: expected an integer (the k parameter), got the number 1.5"),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = 3'),
+     "exp.toml:25: [conditions][2].params: expected a table of the manager's parameters"),
+    (('manager = "full_history"\n', 'manager = "full_history"\nparams = {k = 1}\n'),
+     "[conditions][0].params.k: expected a parameter the manager declares (none: the "
+     "manager declares no parameters)"),
 ])
 def test_bad_agent_specs_are_located_errors(tmp_path: Path, change: tuple[str, str],
                                             message: str) -> None:
@@ -212,7 +226,7 @@ def test_the_it_helpdesk_example_runs_end_to_end_from_the_cli(
     assert {t["workload_version"] for t in trials} == {"2026-12-02"}
     by = {(t["task_id"], t["condition"]): t for t in trials}
     # One lookup answers a single-fact task under every manager.
-    for condition in ("full", "last-k", "compiled"):
+    for condition in ("full", "last-1", "compiled"):
         assert by[("ticket-host", condition)]["task_score"] == 1.0
         assert by[("runbook-step", condition)]["task_score"] == 1.0
     # The host record prints a restricted credential: full history sends it on, refused.
@@ -222,7 +236,36 @@ def test_the_it_helpdesk_example_runs_end_to_end_from_the_cli(
     cef = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
     assert cef["schema_version"].startswith("ctxbench.cef-report")
     assert len(lines(out / "cef-trials.jsonl")) == 30
-    for name in ("last-k", "compiled"):
+    assert {json.dumps(t["params"]) for t in trials if t["condition"] == "last-1"} == {
+        '{"k": 1}'}
+    assert {json.dumps(t["params"]) for t in trials if t["condition"] == "compiled"} == {
+        '{"keep_newest": 1}'}
+    for name in ("last-1", "compiled"):
         report = json.loads((out / f"public-eval-{name}.json").read_text(encoding="utf-8"))
         assert report["schema_version"].startswith("ctxbench.public-eval")
         assert len(lines(out / "public-eval" / f"{name}.jsonl")) == 10
+
+
+def test_manager_params_reach_the_manager_and_are_part_of_the_condition(
+        tmp_path: Path) -> None:
+    conditions = ('[[conditions]]\nname = "full"\nmanager = "full_history"\n\n'
+                  '[[conditions]]\nname = "last"\nmanager = "last_k_turns"\n'
+                  'params = { k = 1 }\n')
+    path = spec(tmp_path, 'format = "agent"\nsource = "builtin:agent-tasks"\nlimit = 1\n',
+                conditions=conditions)
+    assert run_experiment(path).completed == 2
+    trials = lines(tmp_path / "out" / "agent-trials.jsonl")
+    assert [t["params"] for t in trials] == [{}, {"k": 1}]
+    assert run_experiment(path, resume=True).skipped == 2
+    path.write_text(path.read_text(encoding="utf-8").replace("k = 1", "k = 2"),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"agent-trials.jsonl:2: condition: expected a trial "
+                       r"of this spec's conditions \(full=full_history@None, "
+                       r"last=last_k_turns@None\(k=2\) on extractive-reader-v1\), got "
+                       r"last=last_k_turns@None\(k=1\)"):
+        run_experiment(path, resume=True)
+    # The declared default, given or not, is the same condition.
+    path.write_text(path.read_text(encoding="utf-8").replace("params = { k = 2 }\n", ""),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"last=last_k_turns@None\(k=2\) on "):
+        run_experiment(path, resume=True)

@@ -26,6 +26,7 @@ from ctxbench.core.tomlfile import load_toml_lines
 from ctxbench.runner.agent_run import AgentCondition, AgentRunSummary
 from ctxbench.runner.agent_spec import (
     SESSION_FORMATS,
+    AgentConditionSpec,
     AgentSpec,
     agent_format_of,
     load_agent_spec,
@@ -90,7 +91,7 @@ def _window(items: tuple[Any, ...], spec: AgentSpec) -> tuple[Any, ...]:
 
 def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
     pricing, self_hosted = _pricing(spec)
-    conditions = [AgentCondition(c.name, c.manager, c.budget, c.native_context)
+    conditions = [AgentCondition(c.name, c.manager, c.budget, c.native_context, c.params)
                   for c in spec.conditions]
     common: dict[str, Any] = {"conditions": conditions, "provider": spec.model.provider,
                               "provider_options": options, "replicates": spec.replicates,
@@ -134,10 +135,22 @@ def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
         pricing=pricing, **limits, **common)
 
 
+def _shown(c: AgentConditionSpec) -> str:
+    params = ",".join(f"{k}={v}" for k, v in sorted(c.params.items()))
+    return f"{c.name}={c.manager}@{c.budget}" + (f"({params})" if params else "")
+
+
 def _check_resumable(spec: AgentSpec, log: Path) -> None:
-    """Every recorded trial must be one this spec would run: its condition's manager and
-    budget and the model (a torn last line is left to the trial log, which sets it aside)."""
+    """Every recorded trial must be one this spec would run: its condition's manager,
+    budget and parameters and the model (a torn last line is left to the trial log, which
+    sets it aside). A line written before conditions had parameters ran the manager's
+    defaults, which are what this spec's resolved parameters are compared with."""
+    from ctxbench.compiler.context_managers import get_context_manager
+    from ctxbench.compiler.context_managers.params import declared_params, resolve_params
+
     conditions = {c.name: c for c in spec.conditions}
+    defaults = {c.name: resolve_params(declared_params(get_context_manager(c.manager)), {})
+                for c in spec.conditions}
     with log.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -146,15 +159,19 @@ def _check_resumable(spec: AgentSpec, log: Path) -> None:
                 continue  # a torn last line: the trial log moves it aside and reruns it
             if not isinstance(trial, dict):
                 continue
-            cond = conditions.get(str(trial.get("condition")))
-            if cond is None or (trial.get("manager"), trial.get("budget"),
+            name = str(trial.get("condition"))
+            cond = conditions.get(name)
+            recorded = trial.get("params", defaults.get(name))
+            if cond is None or (trial.get("manager"), trial.get("budget"), recorded,
                                 trial.get("model")) != (cond.manager, cond.budget,
-                                                        spec.model.model):
+                                                        cond.params, spec.model.model):
+                got = ",".join(f"{k}={v}" for k, v in sorted(dict(recorded or {}).items()))
                 raise InputError(
                     f"{log}:{number}: condition: expected a trial of this spec's conditions "
-                    f"({', '.join(f'{c.name}={c.manager}@{c.budget}' for c in spec.conditions)}"
+                    f"({', '.join(_shown(c) for c in spec.conditions)}"
                     f" on {spec.model.model}), got {trial.get('condition')}="
-                    f"{trial.get('manager')}@{trial.get('budget')} on {trial.get('model')}; "
+                    f"{trial.get('manager')}@{trial.get('budget')}"
+                    f"{f'({got})' if got else ''} on {trial.get('model')}; "
                     "run the changed spec into another output directory")
 
 

@@ -35,7 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ctxbench.compiler.context_managers import get_context_manager, manager_source
+from ctxbench.compiler.context_managers import (
+    ContextManager,
+    get_context_manager,
+    manager_source,
+)
+from ctxbench.compiler.context_managers.params import declared_params, resolve_params
 from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 from ctxbench.core import (
     InputError,
@@ -56,7 +61,8 @@ from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.agent import AgentTask
 
 __all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRun", "AgentRunSummary",
-           "cef_record", "check_conditions", "cost_source", "open_agent_run",
+           "cef_record", "check_conditions", "condition_params", "cost_source",
+           "open_agent_run",
            "public_eval_row", "run_agent_experiment", "run_agent_matrix",
            "turns_cost_micro", "write_agent_reports"]
 
@@ -68,13 +74,16 @@ SCORER = "agent-final-answer-v1"
 
 @dataclass(frozen=True, slots=True)
 class AgentCondition:
-    """One condition: a context manager, its budget, and whether the provider's own
-    context management is turned on (``native_compaction`` / ``combined`` in CEF terms)."""
+    """One condition: a context manager, its budget, whether the provider's own context
+    management is turned on (``native_compaction`` / ``combined`` in CEF terms), and the
+    manager's parameters (:mod:`ctxbench.compiler.context_managers.params`; the declared
+    defaults fill in the rest)."""
 
     name: str
     manager: str
     budget: int | None = None
     native_context: bool = False
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,15 +126,29 @@ def turns_cost_micro(turns: Sequence[Mapping[str, Any]], pricing: PricingSnapsho
     return sum(sum(pricing.cost_micro(u)) for u in usages)
 
 
+def condition_params(conditions: Sequence[AgentCondition],
+                     managers: Mapping[str, ContextManager]) -> dict[str, dict[str, Any]]:
+    """Each condition's parameters as its manager receives them (checked against the
+    manager's declaration, defaults filled in); InputError naming the condition."""
+    out: dict[str, dict[str, Any]] = {}
+    for c in conditions:
+        try:
+            out[c.name] = resolve_params(declared_params(managers[c.manager]), c.params)
+        except ValueError as exc:
+            raise InputError(f"condition {c.name}: params.{exc}") from None
+    return out
+
+
 def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome: AgentOutcome,
             *, identity: Mapping[str, Any], native: Mapping[str, Any] | None,
-            pricing: PricingSnapshot | None) -> dict[str, Any]:
+            pricing: PricingSnapshot | None, params: Mapping[str, Any]) -> dict[str, Any]:
     cost = 0 if pricing is None else turns_cost_micro(outcome.turns, pricing)
     score = task.score(outcome.final_answer) if outcome.stop_reason == "final_answer" else 0.0
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
         "condition": condition.name, "replicate": replicate, "manager": condition.manager,
         "manager_source": manager_source(condition.manager), "budget": condition.budget,
+        "params": dict(params),
         "native_context_management": dict(native) if native else None,
         "stop_reason": outcome.stop_reason, "final_answer": outcome.final_answer,
         "error_type": outcome.error_type, "task_score": score,
@@ -282,6 +305,7 @@ def run_agent_experiment(
     for c in conditions:
         if managers[c.manager].budgeted != (c.budget is not None) and c.budget is not None:
             raise InputError(f"condition {c.name}: {c.manager} takes no budget")
+    params = condition_params(conditions, managers)
     instance = get_provider(provider, **dict(provider_options or {}))
     natives = {c.name: native_context(instance, c.name) for c in conditions if c.native_context}
     run = open_agent_run(output, instance, scorer=SCORER, workload=workload,
@@ -293,9 +317,9 @@ def run_agent_experiment(
         outcome = await run_agent(
             run.provider, task, managers[c.manager], budget=c.budget,
             tokenizer=run.tokenizer, limits=limits, seed=seed + replicate,
-            extra=natives.get(c.name))
+            extra=natives.get(c.name), params=params[c.name])
         return _record(task, c, replicate, outcome, identity=run.identity,
-                       native=natives.get(c.name), pricing=pricing)
+                       native=natives.get(c.name), pricing=pricing, params=params[c.name])
 
     return run_agent_matrix(run, [(t.task_id, t) for t in tasks], conditions, replicates,
                             trial, say=say)

@@ -28,6 +28,7 @@ one a package registers: :mod:`ctxbench.runner.agent_workloads`), ``bfcl_multi_t
     name = "elided"
     manager = "elide_tool_outputs"   # installed, module:attr or external:COMMAND
     budget = 4000
+    params = { head_lines = 3 }      # the manager's declared parameters
 
 Every error is located: ``exp.toml:14: [conditions][1].manager: expected ..., got ...``.
 """
@@ -72,10 +73,13 @@ _AGENT_KEYS = {"agent": ("max_turns", "max_context_tokens", "max_output_tokens")
 
 @dataclass(frozen=True, slots=True)
 class AgentConditionSpec:
+    """``params``: what the manager receives (the spec's, then the declared defaults)."""
+
     name: str
     manager: str
     budget: int | None
     native_context: bool
+    params: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +154,13 @@ def _condition(t: TomlFields) -> AgentConditionSpec:
         get_context_manager,
         installed_context_managers,
     )
+    from ctxbench.compiler.context_managers.params import (
+        ParamError,
+        declared_params,
+        resolve_params,
+    )
 
-    t.only({"name", "manager", "budget", "native_context"})
+    t.only({"name", "manager", "budget", "native_context", "params"})
     manager_name = t.req_string("manager")
     installed = [n for n, (target, _, _) in installed_context_managers().items() if target]
     if ":" not in manager_name and manager_name not in installed:
@@ -164,9 +173,21 @@ def _condition(t: TomlFields) -> AgentConditionSpec:
     budget = t.integer("budget", minimum=1, maximum=BOUNDS["budget"], optional=True)
     if budget is not None and not manager.budgeted:
         t.fail("budget", f"no budget (the context manager {manager_name} takes none)", budget)
+    given = t.value.get("params", {})
+    if not isinstance(given, dict):
+        t.fail("params", "a table of the manager's parameters ({ name = value })", given)
+    try:
+        params = resolve_params(declared_params(manager), given)
+    except ParamError as exc:
+        t.fail("params" if exc.name is None else f"params.{exc.name}", exc.expected,
+               exc.got)
+    except ValueError as exc:  # the manager's own declaration is malformed
+        t.fail("manager", f"a context manager that declares its params ({exc})",
+               manager_name)
     name = t.matching("name", _SLUG, "a lowercase slug like full or elided", optional=True)
     return AgentConditionSpec(name=name or manager.name, manager=manager_name, budget=budget,
-                              native_context=bool(t.boolean("native_context", optional=True)))
+                              native_context=bool(t.boolean("native_context", optional=True)),
+                              params=params)
 
 
 def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | None = None,

@@ -39,6 +39,7 @@ from ctxbench.runner.agent_run import (
     AgentCondition,
     AgentRunSummary,
     check_conditions,
+    condition_params,
     open_agent_run,
     run_agent_matrix,
     turns_cost_micro,
@@ -55,7 +56,8 @@ TRACE_SCORER = "trace-next-move-v1"
 
 def _record(point: DecisionPoint, condition: AgentCondition, replicate: int,
             outcome: TraceOutcome, identity: Mapping[str, Any],
-            pricing: PricingSnapshot | None) -> dict[str, Any]:
+            pricing: PricingSnapshot | None,
+            params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     usage = outcome.usage
     turn: dict[str, Any] = {"turn": 0, "decision": outcome.decision,
                             "input_tokens": usage.context_tokens,
@@ -70,6 +72,7 @@ def _record(point: DecisionPoint, condition: AgentCondition, replicate: int,
         "trace_source": point.trace.source, "condition": condition.name,
         "replicate": replicate, "manager": condition.manager,
         "manager_source": manager_source(condition.manager), "budget": condition.budget,
+        "params": dict(params or {}),
         "native_context_management": None,
         "stop_reason": "error" if failed else "final_answer",
         "final_answer": outcome.response_text, "error_type": outcome.error_type,
@@ -103,6 +106,7 @@ def run_trace_experiment(
     if any(c.native_context for c in conditions):
         raise InputError("conditions: native_context is not supported on trace replay")
     managers = {c.manager: get_context_manager(c.manager) for c in conditions}
+    params = condition_params(conditions, managers)
     instance = get_provider(provider, **dict(provider_options or {}))
     run = open_agent_run(output, instance, scorer=TRACE_SCORER, workload=workload,
                          workload_version=workload_version, tokenizer=tokenizer,
@@ -114,8 +118,8 @@ def run_trace_experiment(
         outcome = await replay_point(
             run.provider, point, managers[c.manager], budget=c.budget,
             tokenizer=run.tokenizer, max_output_tokens=max_output_tokens,
-            temperature=temperature, seed=seed + replicate)
-        return _record(point, c, replicate, outcome, run.identity, pricing)
+            temperature=temperature, seed=seed + replicate, params=params[c.name])
+        return _record(point, c, replicate, outcome, run.identity, pricing, params[c.name])
 
     return run_agent_matrix(run, [(p.point_id, p) for p in points], conditions, replicates,
                             trial)
