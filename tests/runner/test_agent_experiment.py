@@ -15,9 +15,11 @@ from ctxbench.compiler.tokenizers import get_tokenizer
 from ctxbench.core import InputError, iter_jsonl
 from ctxbench.runner.experiment import run_experiment
 from ctxbench.runner.providers.base import get_provider
+from ctxbench.runner.trace_experiment import recorded_move
 from ctxbench.runner.trace_replay import replay_points
 from ctxbench.workloads.agent_tasks import agent_tasks
 from ctxbench.workloads.agent_traces import decision_points
+from ctxbench.workloads.bfcl_multi_turn import load_multi_turn
 from ctxbench.workloads.trace_hermes import read_hermes_trajectories
 
 from .agent_server import AgentServer
@@ -86,6 +88,14 @@ def test_bfcl_multi_turn_spec_runs_a_category(tmp_path: Path) -> None:
     assert {t["scorer"] for t in trials} == {"bfcl-multi-turn-state-response-v1"}
     assert {t["task_id"] for t in trials} == {"multi_turn_miss_param_0"}
     assert (tmp_path / "out" / "public-eval-elided.json").is_file()
+    # The CEF lines hold the task's user turns and each turn's ground-truth calls.
+    task = load_multi_turn("multi_turn_miss_param", limit=1)[0]
+    for record in lines(tmp_path / "out" / "cef-trials.jsonl"):
+        assert record["query"] == "\n\n".join("\n".join(t) for t in task.turns)
+        answers = record["expected"]["answers"]  # type: ignore[index]
+        assert len(answers) == len(task.turns)
+        assert answers[0] == "[" + ", ".join(c.render() for c in task.ground_truth[0]) + "]"
+        assert answers[0].startswith("[") and "(" in answers[0]
 
 
 def test_trace_spec_writes_cef_and_public_eval_from_the_replayed_points(
@@ -108,6 +118,14 @@ def test_trace_spec_writes_cef_and_public_eval_from_the_replayed_points(
         assert record["evidence_recall"] == outcome.evidence_recall
         assert record["context_tokens"] == outcome.usage.context_tokens > 0
         assert record["scorer"] == "trace-next-move-v1"
+        point = next(p for p in points if p.point_id == outcome.point_id)
+        user = [m.content for m in point.history if m.role == "user"]
+        assert record["query"] == user[-1]
+        assert record["expected"] == {"answers": [recorded_move(point)],
+                                      "answer_terms": [], "abstention": False}
+    moves = {p.kind: recorded_move(p) for p in points}
+    assert moves["action"].startswith("[") and moves["action"].endswith(")]")
+    assert "answer" not in moves or not moves["answer"].startswith("[")
     rows = lines(out / "public-eval" / "elided.jsonl")
     assert sorted(str(r["instance_id"]) for r in rows) == sorted(p.point_id for p in points)
     assert all(r["resolved"] == (cef[("elided", str(r["instance_id"]))]["task_score"] == 1.0)
@@ -235,7 +253,19 @@ def test_the_it_helpdesk_example_runs_end_to_end_from_the_cli(
         "context_manager_failed:forbidden_text")
     cef = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
     assert cef["schema_version"].startswith("ctxbench.cef-report")
-    assert len(lines(out / "cef-trials.jsonl")) == 30
+    records = lines(out / "cef-trials.jsonl")
+    assert len(records) == 30
+    prompts = {t["task_id"]: (t["query"], t["expected"]) for t in trials}
+    assert prompts["chain-ticket-ip"] == (
+        "Ticket 'INC-4821' reports a failing health check. What is the ip address of the "
+        "host it names?", {"answers": ["10.20.7.17"], "answer_terms": [], "abstention": False})
+    assert all((r["query"], r["expected"]) == prompts[str(r["task_id"])] for r in records)
+    from ctxbench.protocols.cef.records import iter_trials
+
+    parsed = list(iter_trials([out / "cef-trials.jsonl"], baseline="full"))
+    assert {t.query for t in parsed} == {q for q, _ in prompts.values()}
+    assert {t.expected.answers for t in parsed if t.expected is not None} == {
+        tuple(e["answers"]) for _, e in prompts.values()}  # type: ignore[index]
     assert {json.dumps(t["params"]) for t in trials if t["condition"] == "last-1"} == {
         '{"k": 1}'}
     assert {json.dumps(t["params"]) for t in trials if t["condition"] == "compiled"} == {

@@ -62,6 +62,7 @@ from ctxbench.workloads.agent import AgentTask
 
 __all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRun", "AgentRunSummary",
            "cef_record", "check_conditions", "condition_params", "cost_source",
+           "expected_answers",
            "open_agent_run",
            "public_eval_row", "run_agent_experiment", "run_agent_matrix",
            "turns_cost_micro", "write_agent_reports"]
@@ -139,6 +140,11 @@ def condition_params(conditions: Sequence[AgentCondition],
     return out
 
 
+def expected_answers(answers: Sequence[str]) -> dict[str, Any]:
+    """A trial's ``expected`` member (``ctxbench.trial.v1``'s shape) for ``answers``."""
+    return {"answers": list(answers), "answer_terms": [], "abstention": False}
+
+
 def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome: AgentOutcome,
             *, identity: Mapping[str, Any], native: Mapping[str, Any] | None,
             pricing: PricingSnapshot | None, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,6 +152,7 @@ def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome:
     score = task.score(outcome.final_answer) if outcome.stop_reason == "final_answer" else 0.0
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
+        "query": task.prompt, "expected": expected_answers([task.answer]),
         "condition": condition.name, "replicate": replicate, "manager": condition.manager,
         "manager_source": manager_source(condition.manager), "budget": condition.budget,
         "params": dict(params),
@@ -192,6 +199,9 @@ def cef_record(trial: Mapping[str, Any], baseline: str) -> dict[str, Any]:
     }
     if trial["budget"] is not None:
         out["budget"] = trial["budget"]
+    for key in ("query", "expected"):  # absent from logs written before they were recorded
+        if key in trial:
+            out[key] = trial[key]
     return out
 
 

@@ -37,6 +37,7 @@ from ctxbench.runner.agent_run import (
     AgentRunSummary,
     check_conditions,
     condition_params,
+    expected_answers,
     open_agent_run,
     run_agent_matrix,
     turns_cost_micro,
@@ -58,6 +59,10 @@ def _record(task: MultiTurnTask, condition: AgentCondition, replicate: int,
             params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
+        # The user's turns; expected: each turn's ground-truth calls, as BFCL writes them.
+        "query": "\n\n".join("\n".join(turn) for turn in task.turns),
+        "expected": expected_answers(["[" + ", ".join(c.render() for c in turn) + "]"
+                                      for turn in task.ground_truth]),
         "condition": condition.name, "replicate": replicate, "manager": condition.manager,
         "manager_source": manager_source(condition.manager), "budget": condition.budget,
         "params": dict(params or {}),

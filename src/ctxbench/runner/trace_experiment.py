@@ -27,6 +27,7 @@ recorded), so the CEF, public-eval and HTML reports are written by
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from ctxbench.runner.agent_run import (
     AgentRunSummary,
     check_conditions,
     condition_params,
+    expected_answers,
     open_agent_run,
     run_agent_matrix,
     turns_cost_micro,
@@ -48,10 +50,28 @@ from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import get_provider
 from ctxbench.runner.trace_replay import TraceOutcome, replay_point
 from ctxbench.workloads.agent_traces import DecisionPoint
+from ctxbench.workloads.calls import ToolCall, render_calls
 
-__all__ = ["TRACE_SCORER", "run_trace_experiment"]
+__all__ = ["TRACE_SCORER", "recorded_move", "run_trace_experiment"]
 
 TRACE_SCORER = "trace-next-move-v1"
+
+
+def recorded_move(point: DecisionPoint) -> str:
+    """The trace's move at ``point``: its calls' canonical text (``[f(a=1)]``; a call whose
+    arguments are not a JSON object as ``f(<arguments>)``), or the answer it gave."""
+    refs = point.expected.tool_calls
+    if not refs:
+        return point.expected.content
+    parts = []
+    for ref in refs:
+        try:
+            arguments = json.loads(ref.arguments)
+        except ValueError:
+            arguments = None
+        parts.append(render_calls([ToolCall(ref.name, arguments)])[1:-1]
+                     if isinstance(arguments, dict) else f"{ref.name}({ref.arguments})")
+    return "[" + ", ".join(parts) + "]"
 
 
 def _record(point: DecisionPoint, condition: AgentCondition, replicate: int,
@@ -68,6 +88,9 @@ def _record(point: DecisionPoint, condition: AgentCondition, replicate: int,
     failed = outcome.error_type is not None
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": point.point_id,
+        # The user's last message before the point; expected: the recorded move there.
+        "query": next((m.content for m in reversed(point.history) if m.role == "user"), ""),
+        "expected": expected_answers([recorded_move(point)]),
         "point_kind": point.kind, "trace_agent": point.trace.agent,
         "trace_source": point.trace.source, "condition": condition.name,
         "replicate": replicate, "manager": condition.manager,
