@@ -299,3 +299,39 @@ def test_manager_params_reach_the_manager_and_are_part_of_the_condition(
                     encoding="utf-8")
     with pytest.raises(InputError, match=r"last=last_k_turns@None\(k=2\) on "):
         run_experiment(path, resume=True)
+
+
+def test_ctrl_c_reports_the_trials_done_and_resume_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.runner.providers.fixture import FixtureProvider
+
+    real = FixtureProvider.complete
+    calls = [0]
+
+    async def complete(self: FixtureProvider, request: object) -> object:
+        calls[0] += 1
+        if calls[0] == 5:  # each task takes two requests: two trials are done by then
+            raise KeyboardInterrupt
+        return await real(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FixtureProvider, "complete", complete)
+    path = spec(tmp_path, 'format = "agent"\nsource = "builtin:agent-tasks"\nlimit = 2\n')
+    summary = run_experiment(path)
+    assert summary.interrupted and (summary.completed, summary.skipped) == (2, 0)
+    assert summary.resume_command == f"ctxbench run {path} --resume"
+    log = tmp_path / "out" / "agent-trials.jsonl"
+    assert len(lines(log)) == 2 and log.read_bytes().endswith(b"\n")
+    assert not (tmp_path / "out" / "cef-report.json").exists()
+    # From the CLI: exit 130, the count and the resume hint.
+    calls[0] = 0
+    (tmp_path / "cli").mkdir()
+    again = spec(tmp_path / "cli", 'format = "agent"\nsource = "builtin:agent-tasks"\n'
+                 'limit = 2\n')
+    assert run_guarded(run_command, [str(again), "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted after 2 trial(s)" in err and "--resume" in err
+    monkeypatch.setattr(FixtureProvider, "complete", real)
+    done = run_experiment(path, resume=True)
+    assert not done.interrupted and (done.completed, done.skipped) == (4, 2)
+    assert len(lines(log)) == 6 and (tmp_path / "out" / "cef-report.json").is_file()

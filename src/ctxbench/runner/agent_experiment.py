@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from ctxbench.core import InputError, blake3_file, blake3_json
 from ctxbench.core.tomlfile import load_toml_lines
-from ctxbench.runner.agent_run import AgentCondition, AgentRunSummary
+from ctxbench.runner.agent_run import AgentCondition, AgentRunInterrupted, AgentRunSummary
 from ctxbench.runner.agent_spec import (
     SESSION_FORMATS,
     AgentConditionSpec,
@@ -194,7 +194,10 @@ def run_agent_spec(path: str | os.PathLike[str], *, resume: bool = False,
             if log.exists():
                 _check_resumable(spec, log)
             done = _run(spec, options)
-    except KeyboardInterrupt:
+    except AgentRunInterrupted as stopped:  # during the trials: what was recorded counts
+        return AgentSpecRun(spec.output, run_id, stopped.completed, stopped.skipped, True,
+                            resume_command, labels=labels)
+    except KeyboardInterrupt:  # before the first trial
         return AgentSpecRun(spec.output, run_id, 0, 0, True, resume_command, labels=labels)
     return AgentSpecRun(spec.output, run_id, done.completed, done.skipped, False,
                         resume_command, dict(done.paths), done.verdicts, labels)

@@ -60,7 +60,8 @@ from ctxbench.runner.reports import declare_preregistration, run_preregistration
 from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.agent import AgentTask
 
-__all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRun", "AgentRunSummary",
+__all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRun",
+           "AgentRunInterrupted", "AgentRunSummary",
            "cef_record", "check_conditions", "condition_params", "cost_source",
            "expected_answers",
            "open_agent_run",
@@ -85,6 +86,16 @@ class AgentCondition:
     budget: int | None = None
     native_context: bool = False
     params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class AgentRunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an agent run's trials: ``completed`` trials were recorded (fsynced)
+    by this run before it stopped, ``skipped`` were found recorded; ``--resume`` goes on."""
+
+    def __init__(self, completed: int, skipped: int) -> None:
+        super().__init__(f"interrupted after {completed} trial(s)")
+        self.completed = completed
+        self.skipped = skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,12 +302,18 @@ def run_agent_matrix(run: AgentRun, units: Sequence[tuple[str, U]],
         finally:
             await run.provider.aclose()
 
-    try:
-        asyncio.run(run_all())
-    finally:
-        run.log.close()
+    before = len(run.log.recorded)
     names = [c.name for c in conditions]
-    paths, verdicts = write_agent_reports(run.out, baseline=names[0], conditions=names)
+    try:
+        try:
+            asyncio.run(run_all())
+        finally:
+            run.log.close()
+        paths, verdicts = write_agent_reports(run.out, baseline=names[0], conditions=names)
+    except KeyboardInterrupt:
+        # What the log holds is what was done: a trial whose line is written counts (the
+        # reports, if that is where it stopped, are written by the --resume).
+        raise AgentRunInterrupted(len(run.log.recorded) - before, counts[1]) from None
     return AgentRunSummary(run.out, counts[0], counts[1], tuple(verdicts), paths)
 
 
