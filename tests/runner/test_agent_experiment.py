@@ -15,9 +15,11 @@ from ctxbench.compiler.tokenizers import get_tokenizer
 from ctxbench.core import InputError, iter_jsonl
 from ctxbench.runner.experiment import run_experiment
 from ctxbench.runner.providers.base import get_provider
+from ctxbench.runner.trace_experiment import recorded_move
 from ctxbench.runner.trace_replay import replay_points
 from ctxbench.workloads.agent_tasks import agent_tasks
 from ctxbench.workloads.agent_traces import decision_points
+from ctxbench.workloads.bfcl_multi_turn import load_multi_turn
 from ctxbench.workloads.trace_hermes import read_hermes_trajectories
 
 from .agent_server import AgentServer
@@ -86,6 +88,14 @@ def test_bfcl_multi_turn_spec_runs_a_category(tmp_path: Path) -> None:
     assert {t["scorer"] for t in trials} == {"bfcl-multi-turn-state-response-v1"}
     assert {t["task_id"] for t in trials} == {"multi_turn_miss_param_0"}
     assert (tmp_path / "out" / "public-eval-elided.json").is_file()
+    # The CEF lines hold the task's user turns and each turn's ground-truth calls.
+    task = load_multi_turn("multi_turn_miss_param", limit=1)[0]
+    for record in lines(tmp_path / "out" / "cef-trials.jsonl"):
+        assert record["query"] == "\n\n".join("\n".join(t) for t in task.turns)
+        answers = record["expected"]["answers"]  # type: ignore[index]
+        assert len(answers) == len(task.turns)
+        assert answers[0] == "[" + ", ".join(c.render() for c in task.ground_truth[0]) + "]"
+        assert answers[0].startswith("[") and "(" in answers[0]
 
 
 def test_trace_spec_writes_cef_and_public_eval_from_the_replayed_points(
@@ -108,6 +118,14 @@ def test_trace_spec_writes_cef_and_public_eval_from_the_replayed_points(
         assert record["evidence_recall"] == outcome.evidence_recall
         assert record["context_tokens"] == outcome.usage.context_tokens > 0
         assert record["scorer"] == "trace-next-move-v1"
+        point = next(p for p in points if p.point_id == outcome.point_id)
+        user = [m.content for m in point.history if m.role == "user"]
+        assert record["query"] == user[-1]
+        assert record["expected"] == {"answers": [recorded_move(point)],
+                                      "answer_terms": [], "abstention": False}
+    moves = {p.kind: recorded_move(p) for p in points}
+    assert moves["action"].startswith("[") and moves["action"].endswith(")]")
+    assert "answer" not in moves or not moves["answer"].startswith("[")
     rows = lines(out / "public-eval" / "elided.jsonl")
     assert sorted(str(r["instance_id"]) for r in rows) == sorted(p.point_id for p in points)
     assert all(r["resolved"] == (cef[("elided", str(r["instance_id"]))]["task_score"] == 1.0)
@@ -161,8 +179,22 @@ def test_openclaw_trace_spec_priced_from_a_snapshot(tmp_path: Path) -> None:
     (('provider = "fixture"\n', 'provider = "fixture"\nmax_output_tokens = 9\n'),
      "exp.toml:12: [model].max_output_tokens: expected no max_output_tokens (an agent run "
      "sets max_output_tokens in [agent]"),
-    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = 1}'),
-     "[conditions][2].params: expected no such field"),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {keep = 1}'),
+     "exp.toml:25: [conditions][2].params.keep: expected a parameter the manager declares "
+     '(k), got the string "keep"'),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = "2"}'),
+     "exp.toml:25: [conditions][2].params.k: expected an integer (the k parameter), got the "
+     'string "2"'),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = 0}'),
+     "exp.toml:25: [conditions][2].params.k: expected an integer in [1, 1000], got the "
+     "integer 0"),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = {k = 1.5}'),
+     "[conditions][2].params.k: expected an integer (the k parameter), got the number 1.5"),
+    (('manager = "last_k_turns"', 'manager = "last_k_turns"\nparams = 3'),
+     "exp.toml:25: [conditions][2].params: expected a table of the manager's parameters"),
+    (('manager = "full_history"\n', 'manager = "full_history"\nparams = {k = 1}\n'),
+     "[conditions][0].params.k: expected a parameter the manager declares (none: the "
+     "manager declares no parameters)"),
 ])
 def test_bad_agent_specs_are_located_errors(tmp_path: Path, change: tuple[str, str],
                                             message: str) -> None:
@@ -190,3 +222,116 @@ def test_bad_workload_tables_exit_2_with_one_line(tmp_path: Path,
         code = run_guarded(run_command, [str(path), "--no-progress"])
         err = capsys.readouterr().err
         assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_the_it_helpdesk_example_runs_end_to_end_from_the_cli(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The shipped v2 example and its spec, copied out of the package, through
+    ``ctxbench run`` on the fixture provider: CEF and public-eval reports for each manager."""
+    import shutil
+
+    folder = Path(__file__).parents[2] / "src" / "ctxbench" / "data" / "examples" / \
+        "agent-tasks"
+    for name in ("it-helpdesk.json", "it-helpdesk-fixture.toml"):
+        shutil.copy(folder / name, tmp_path / name)
+    code = run_guarded(run_command, [str(tmp_path / "it-helpdesk-fixture.toml"),
+                                     "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    out = tmp_path / "runs" / "it-helpdesk-fixture"
+    trials = lines(out / "agent-trials.jsonl")
+    assert len(trials) == 30
+    assert {t["workload"] for t in trials} == {"it-helpdesk"}
+    assert {t["workload_version"] for t in trials} == {"2026-12-02"}
+    by = {(t["task_id"], t["condition"]): t for t in trials}
+    # One lookup answers a single-fact task under every manager.
+    for condition in ("full", "last-1", "compiled"):
+        assert by[("ticket-host", condition)]["task_score"] == 1.0
+        assert by[("runbook-step", condition)]["task_score"] == 1.0
+    # The host record prints a restricted credential: full history sends it on, refused.
+    assert by[("db-port", "full")]["stop_reason"] == "error"
+    assert str(by[("db-port", "full")]["error_type"]).startswith(
+        "context_manager_failed:forbidden_text")
+    cef = json.loads((out / "cef-report.json").read_text(encoding="utf-8"))
+    assert cef["schema_version"].startswith("ctxbench.cef-report")
+    records = lines(out / "cef-trials.jsonl")
+    assert len(records) == 30
+    prompts = {t["task_id"]: (t["query"], t["expected"]) for t in trials}
+    assert prompts["chain-ticket-ip"] == (
+        "Ticket 'INC-4821' reports a failing health check. What is the ip address of the "
+        "host it names?", {"answers": ["10.20.7.17"], "answer_terms": [], "abstention": False})
+    assert all((r["query"], r["expected"]) == prompts[str(r["task_id"])] for r in records)
+    from ctxbench.protocols.cef.records import iter_trials
+
+    parsed = list(iter_trials([out / "cef-trials.jsonl"], baseline="full"))
+    assert {t.query for t in parsed} == {q for q, _ in prompts.values()}
+    assert {t.expected.answers for t in parsed if t.expected is not None} == {
+        tuple(e["answers"]) for _, e in prompts.values()}  # type: ignore[index]
+    assert {json.dumps(t["params"]) for t in trials if t["condition"] == "last-1"} == {
+        '{"k": 1}'}
+    assert {json.dumps(t["params"]) for t in trials if t["condition"] == "compiled"} == {
+        '{"keep_newest": 1}'}
+    for name in ("last-1", "compiled"):
+        report = json.loads((out / f"public-eval-{name}.json").read_text(encoding="utf-8"))
+        assert report["schema_version"].startswith("ctxbench.public-eval")
+        assert len(lines(out / "public-eval" / f"{name}.jsonl")) == 10
+
+
+def test_manager_params_reach_the_manager_and_are_part_of_the_condition(
+        tmp_path: Path) -> None:
+    conditions = ('[[conditions]]\nname = "full"\nmanager = "full_history"\n\n'
+                  '[[conditions]]\nname = "last"\nmanager = "last_k_turns"\n'
+                  'params = { k = 1 }\n')
+    path = spec(tmp_path, 'format = "agent"\nsource = "builtin:agent-tasks"\nlimit = 1\n',
+                conditions=conditions)
+    assert run_experiment(path).completed == 2
+    trials = lines(tmp_path / "out" / "agent-trials.jsonl")
+    assert [t["params"] for t in trials] == [{}, {"k": 1}]
+    assert run_experiment(path, resume=True).skipped == 2
+    path.write_text(path.read_text(encoding="utf-8").replace("k = 1", "k = 2"),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"agent-trials.jsonl:2: condition: expected a trial "
+                       r"of this spec's conditions \(full=full_history@None, "
+                       r"last=last_k_turns@None\(k=2\) on extractive-reader-v1\), got "
+                       r"last=last_k_turns@None\(k=1\)"):
+        run_experiment(path, resume=True)
+    # The declared default, given or not, is the same condition.
+    path.write_text(path.read_text(encoding="utf-8").replace("params = { k = 2 }\n", ""),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"last=last_k_turns@None\(k=2\) on "):
+        run_experiment(path, resume=True)
+
+
+def test_ctrl_c_reports_the_trials_done_and_resume_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.runner.providers.fixture import FixtureProvider
+
+    real = FixtureProvider.complete
+    calls = [0]
+
+    async def complete(self: FixtureProvider, request: object) -> object:
+        calls[0] += 1
+        if calls[0] == 5:  # each task takes two requests: two trials are done by then
+            raise KeyboardInterrupt
+        return await real(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FixtureProvider, "complete", complete)
+    path = spec(tmp_path, 'format = "agent"\nsource = "builtin:agent-tasks"\nlimit = 2\n')
+    summary = run_experiment(path)
+    assert summary.interrupted and (summary.completed, summary.skipped) == (2, 0)
+    assert summary.resume_command == f"ctxbench run {path} --resume"
+    log = tmp_path / "out" / "agent-trials.jsonl"
+    assert len(lines(log)) == 2 and log.read_bytes().endswith(b"\n")
+    assert not (tmp_path / "out" / "cef-report.json").exists()
+    # From the CLI: exit 130, the count and the resume hint.
+    calls[0] = 0
+    (tmp_path / "cli").mkdir()
+    again = spec(tmp_path / "cli", 'format = "agent"\nsource = "builtin:agent-tasks"\n'
+                 'limit = 2\n')
+    assert run_guarded(run_command, [str(again), "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted after 2 trial(s)" in err and "--resume" in err
+    monkeypatch.setattr(FixtureProvider, "complete", real)
+    done = run_experiment(path, resume=True)
+    assert not done.interrupted and (done.completed, done.skipped) == (4, 2)
+    assert len(lines(log)) == 6 and (tmp_path / "out" / "cef-report.json").is_file()

@@ -15,6 +15,7 @@ import pytest
 
 from ctxbench.compiler import discovery
 from ctxbench.core import InputError, entrypoints, iter_jsonl
+from ctxbench.runner.agent_workloads import agent_workload_names
 from ctxbench.runner.providers.registry import PROVIDERS, provider_factory, provider_names
 from ctxbench.runner.spec import parse_spec
 from ctxbench.runner.workload_formats import WORKLOADS, workload_format_names
@@ -34,7 +35,10 @@ def test_pyproject_is_the_one_declaration_of_the_builtins() -> None:
     assert not hasattr(discovery, "BUILTIN")
     assert provider_names()[:4] == list(_declared("ctxbench.providers"))
     assert provider_names()[:4] == ["openai", "anthropic", "llamacpp", "fixture"]
-    assert workload_format_names()[:4] == list(_declared("ctxbench.workloads"))
+    # The workloads group holds the one-request-per-trial formats and the agent workloads.
+    assert workload_format_names()[:4] + agent_workload_names()[:1] == list(
+        _declared("ctxbench.workloads"))
+    assert agent_workload_names()[:1] == ["agent"]
     # Context managers too: the built-ins are the declared entries, each loading by name.
     from ctxbench.compiler.context_managers import discovery as managers
 

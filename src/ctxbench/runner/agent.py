@@ -186,10 +186,11 @@ class _Trial:
 async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager, *,
                     budget: int | None, tokenizer: Tokenizer,
                     limits: AgentLimits = AgentLimits(), temperature: float = 0.0,
-                    seed: int | None = None, extra: Mapping[str, Any] | None = None
-                    ) -> AgentOutcome:
+                    seed: int | None = None, extra: Mapping[str, Any] | None = None,
+                    params: Mapping[str, Any] | None = None) -> AgentOutcome:
     """Run ``task`` with ``manager`` choosing each turn's messages (see the module);
-    ``extra``: the provider's native context-management parameters, sent every turn."""
+    ``extra``: the provider's native context-management parameters, sent every turn;
+    ``params``: the manager's parameters."""
     trial = _Trial(provider, task, limits, temperature, seed, extra or {})
     conversation: list[AgentMessage] = [AgentMessage("system", task.system),
                                         AgentMessage("user", task.prompt)]
@@ -197,7 +198,7 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
     manager_name = str(getattr(manager, "name", "unnamed"))
     for turn in range(limits.max_turns):
         request = ContextRequest(task.task_id, turn, tuple(conversation), tools, budget,
-                                 tokenizer, trial.summarizer)
+                                 tokenizer, trial.summarizer, params=dict(params or {}))
         try:
             decision = await _decide(manager, manager_name, request, task,
                                      limits.manager_timeout_s)

@@ -23,9 +23,10 @@ from typing import Any, cast
 
 from ctxbench.core import InputError, blake3_file, blake3_json
 from ctxbench.core.tomlfile import load_toml_lines
-from ctxbench.runner.agent_run import AgentCondition, AgentRunSummary
+from ctxbench.runner.agent_run import AgentCondition, AgentRunInterrupted, AgentRunSummary
 from ctxbench.runner.agent_spec import (
-    BUILTIN_AGENT_TASKS,
+    SESSION_FORMATS,
+    AgentConditionSpec,
     AgentSpec,
     agent_format_of,
     load_agent_spec,
@@ -90,7 +91,7 @@ def _window(items: tuple[Any, ...], spec: AgentSpec) -> tuple[Any, ...]:
 
 def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
     pricing, self_hosted = _pricing(spec)
-    conditions = [AgentCondition(c.name, c.manager, c.budget, c.native_context)
+    conditions = [AgentCondition(c.name, c.manager, c.budget, c.native_context, c.params)
                   for c in spec.conditions]
     common: dict[str, Any] = {"conditions": conditions, "provider": spec.model.provider,
                               "provider_options": options, "replicates": spec.replicates,
@@ -98,20 +99,19 @@ def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
     if spec.tokenizer is not None:
         common["tokenizer"] = spec.tokenizer
     limits: dict[str, Any] = dict(spec.agent)
-    if spec.format == "agent":
+    if spec.format not in SESSION_FORMATS:
         from ctxbench.runner.agent import AgentLimits
         from ctxbench.runner.agent_run import run_agent_experiment
-        from ctxbench.workloads.agent_tasks import agent_tasks, load_agent_tasks, workload_version
+        from ctxbench.runner.agent_workloads import load_agent_workload
 
         (source,) = spec.sources
-        if source == BUILTIN_AGENT_TASKS:
-            name, version, tasks = "ctxbench-agent-tasks", workload_version(), agent_tasks()
-        else:
-            version, tasks = load_agent_tasks(source)
-            name = Path(source).stem
-        return run_agent_experiment(spec.output, tasks=_window(tasks, spec),
-                                    limits=AgentLimits(**limits), workload=name,
-                                    workload_version=version, pricing=pricing, **common)
+        loaded = load_agent_workload(
+            spec.format, source, None if spec.limit is None else spec.offset + spec.limit,
+            spec.path.parent)
+        return run_agent_experiment(spec.output, tasks=_window(loaded.tasks, spec),
+                                    limits=AgentLimits(**limits), workload=loaded.name,
+                                    workload_version=loaded.version, pricing=pricing,
+                                    **common)
     if spec.format == "bfcl_multi_turn":
         from ctxbench.runner.bfcl_multi_turn_experiment import run_multi_turn_experiment
         from ctxbench.workloads.bfcl_multi_turn import load_multi_turn
@@ -135,10 +135,22 @@ def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
         pricing=pricing, **limits, **common)
 
 
+def _shown(c: AgentConditionSpec) -> str:
+    params = ",".join(f"{k}={v}" for k, v in sorted(c.params.items()))
+    return f"{c.name}={c.manager}@{c.budget}" + (f"({params})" if params else "")
+
+
 def _check_resumable(spec: AgentSpec, log: Path) -> None:
-    """Every recorded trial must be one this spec would run: its condition's manager and
-    budget and the model (a torn last line is left to the trial log, which sets it aside)."""
+    """Every recorded trial must be one this spec would run: its condition's manager,
+    budget and parameters and the model (a torn last line is left to the trial log, which
+    sets it aside). A line written before conditions had parameters ran the manager's
+    defaults, which are what this spec's resolved parameters are compared with."""
+    from ctxbench.compiler.context_managers import get_context_manager
+    from ctxbench.compiler.context_managers.params import declared_params, resolve_params
+
     conditions = {c.name: c for c in spec.conditions}
+    defaults = {c.name: resolve_params(declared_params(get_context_manager(c.manager)), {})
+                for c in spec.conditions}
     with log.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -147,15 +159,19 @@ def _check_resumable(spec: AgentSpec, log: Path) -> None:
                 continue  # a torn last line: the trial log moves it aside and reruns it
             if not isinstance(trial, dict):
                 continue
-            cond = conditions.get(str(trial.get("condition")))
-            if cond is None or (trial.get("manager"), trial.get("budget"),
+            name = str(trial.get("condition"))
+            cond = conditions.get(name)
+            recorded = trial.get("params", defaults.get(name))
+            if cond is None or (trial.get("manager"), trial.get("budget"), recorded,
                                 trial.get("model")) != (cond.manager, cond.budget,
-                                                        spec.model.model):
+                                                        cond.params, spec.model.model):
+                got = ",".join(f"{k}={v}" for k, v in sorted(dict(recorded or {}).items()))
                 raise InputError(
                     f"{log}:{number}: condition: expected a trial of this spec's conditions "
-                    f"({', '.join(f'{c.name}={c.manager}@{c.budget}' for c in spec.conditions)}"
+                    f"({', '.join(_shown(c) for c in spec.conditions)}"
                     f" on {spec.model.model}), got {trial.get('condition')}="
-                    f"{trial.get('manager')}@{trial.get('budget')} on {trial.get('model')}; "
+                    f"{trial.get('manager')}@{trial.get('budget')}"
+                    f"{f'({got})' if got else ''} on {trial.get('model')}; "
                     "run the changed spec into another output directory")
 
 
@@ -178,7 +194,10 @@ def run_agent_spec(path: str | os.PathLike[str], *, resume: bool = False,
             if log.exists():
                 _check_resumable(spec, log)
             done = _run(spec, options)
-    except KeyboardInterrupt:
+    except AgentRunInterrupted as stopped:  # during the trials: what was recorded counts
+        return AgentSpecRun(spec.output, run_id, stopped.completed, stopped.skipped, True,
+                            resume_command, labels=labels)
+    except KeyboardInterrupt:  # before the first trial
         return AgentSpecRun(spec.output, run_id, 0, 0, True, resume_command, labels=labels)
     return AgentSpecRun(spec.output, run_id, done.completed, done.skipped, False,
                         resume_command, dict(done.paths), done.verdicts, labels)

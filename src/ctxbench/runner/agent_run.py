@@ -39,7 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ctxbench.compiler.context_managers import get_context_manager, manager_source
+from ctxbench.compiler.context_managers import (
+    ContextManager,
+    get_context_manager,
+    manager_source,
+)
+from ctxbench.compiler.context_managers.params import declared_params, resolve_params
 from ctxbench.compiler.tokenizers import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 from ctxbench.core import (
     InputError,
@@ -60,8 +65,11 @@ from ctxbench.runner.reports import declare_preregistration, run_preregistration
 from ctxbench.runner.trial_log import TrialLog
 from ctxbench.workloads.agent import AgentTask
 
-__all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRun", "AgentRunSummary",
-           "cef_record", "check_conditions", "cost_source", "open_agent_run",
+__all__ = ["AGENT_TRIAL_SCHEMA", "SCORER", "AgentCondition", "AgentRun",
+           "AgentRunInterrupted", "AgentRunSummary",
+           "cef_record", "check_conditions", "condition_params", "cost_source",
+           "expected_answers",
+           "open_agent_run",
            "public_eval_row", "run_agent_experiment", "run_agent_matrix",
            "turns_cost_micro", "write_agent_reports"]
 
@@ -73,13 +81,26 @@ SCORER = "agent-final-answer-v1"
 
 @dataclass(frozen=True, slots=True)
 class AgentCondition:
-    """One condition: a context manager, its budget, and whether the provider's own
-    context management is turned on (``native_compaction`` / ``combined`` in CEF terms)."""
+    """One condition: a context manager, its budget, whether the provider's own context
+    management is turned on (``native_compaction`` / ``combined`` in CEF terms), and the
+    manager's parameters (:mod:`ctxbench.compiler.context_managers.params`; the declared
+    defaults fill in the rest)."""
 
     name: str
     manager: str
     budget: int | None = None
     native_context: bool = False
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class AgentRunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an agent run's trials: ``completed`` trials were recorded (fsynced)
+    by this run before it stopped, ``skipped`` were found recorded; ``--resume`` goes on."""
+
+    def __init__(self, completed: int, skipped: int) -> None:
+        super().__init__(f"interrupted after {completed} trial(s)")
+        self.completed = completed
+        self.skipped = skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,17 +150,37 @@ def turns_cost_split(turns: Sequence[Mapping[str, Any]], pricing: PricingSnapsho
     return sum(c[0] for c in costs), sum(c[1] for c in costs)
 
 
+def condition_params(conditions: Sequence[AgentCondition],
+                     managers: Mapping[str, ContextManager]) -> dict[str, dict[str, Any]]:
+    """Each condition's parameters as its manager receives them (checked against the
+    manager's declaration, defaults filled in); InputError naming the condition."""
+    out: dict[str, dict[str, Any]] = {}
+    for c in conditions:
+        try:
+            out[c.name] = resolve_params(declared_params(managers[c.manager]), c.params)
+        except ValueError as exc:
+            raise InputError(f"condition {c.name}: params.{exc}") from None
+    return out
+
+
+def expected_answers(answers: Sequence[str]) -> dict[str, Any]:
+    """A trial's ``expected`` member (``ctxbench.trial.v1``'s shape) for ``answers``."""
+    return {"answers": list(answers), "answer_terms": [], "abstention": False}
+
+
 def _record(task: AgentTask, condition: AgentCondition, replicate: int, outcome: AgentOutcome,
             *, identity: Mapping[str, Any], native: Mapping[str, Any] | None,
-            pricing: PricingSnapshot | None) -> dict[str, Any]:
+            pricing: PricingSnapshot | None, params: Mapping[str, Any]) -> dict[str, Any]:
     split = (0, 0) if pricing is None else turns_cost_split(outcome.turns, pricing)
     cost = sum(split)
     score = task.score(outcome.final_answer) if outcome.stop_reason == "final_answer" else 0.0
     digests = {a.artifact_id: a.blake3 for a in task.artifacts}
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
+        "query": task.prompt, "expected": expected_answers([task.answer]),
         "condition": condition.name, "replicate": replicate, "manager": condition.manager,
         "manager_source": manager_source(condition.manager), "budget": condition.budget,
+        "params": dict(params),
         "native_context_management": dict(native) if native else None,
         "stop_reason": outcome.stop_reason, "final_answer": outcome.final_answer,
         "error_type": outcome.error_type, "task_score": score,
@@ -190,6 +231,9 @@ def cef_record(trial: Mapping[str, Any], baseline: str) -> dict[str, Any]:
     }
     if trial["budget"] is not None:
         out["budget"] = trial["budget"]
+    for key in ("query", "expected"):  # absent from logs written before they were recorded
+        if key in trial:
+            out[key] = trial[key]
     return out
 
 
@@ -281,13 +325,19 @@ def run_agent_matrix(run: AgentRun, units: Sequence[tuple[str, U]],
         finally:
             await run.provider.aclose()
 
-    try:
-        asyncio.run(run_all())
-    finally:
-        run.log.close()
+    before = len(run.log.recorded)
     names = [c.name for c in conditions]
-    paths, verdicts = write_agent_reports(run.out, baseline=names[0], conditions=names,
-                                          eceb=eceb)
+    try:
+        try:
+            asyncio.run(run_all())
+        finally:
+            run.log.close()
+        paths, verdicts = write_agent_reports(run.out, baseline=names[0],
+                                              conditions=names, eceb=eceb)
+    except KeyboardInterrupt:
+        # What the log holds is what was done: a trial whose line is written counts (the
+        # reports, if that is where it stopped, are written by the --resume).
+        raise AgentRunInterrupted(len(run.log.recorded) - before, counts[1]) from None
     return AgentRunSummary(run.out, counts[0], counts[1], tuple(verdicts), paths)
 
 
@@ -306,6 +356,7 @@ def run_agent_experiment(
     for c in conditions:
         if managers[c.manager].budgeted != (c.budget is not None) and c.budget is not None:
             raise InputError(f"condition {c.name}: {c.manager} takes no budget")
+    params = condition_params(conditions, managers)
     instance = get_provider(provider, **dict(provider_options or {}))
     natives = {c.name: native_context(instance, c.name, c.budget) for c in conditions
                if c.native_context}
@@ -318,9 +369,9 @@ def run_agent_experiment(
         outcome = await run_agent(
             run.provider, task, managers[c.manager], budget=c.budget,
             tokenizer=run.tokenizer, limits=limits, seed=seed + replicate,
-            extra=natives.get(c.name))
+            extra=natives.get(c.name), params=params[c.name])
         return _record(task, c, replicate, outcome, identity=run.identity,
-                       native=natives.get(c.name), pricing=pricing)
+                       native=natives.get(c.name), pricing=pricing, params=params[c.name])
 
     eceb = AgentEceb(
         tuple(tasks), tuple(EcebCondition(c.name, c.manager, c.budget, c.native_context)

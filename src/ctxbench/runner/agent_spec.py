@@ -1,4 +1,5 @@
-"""Experiment specs of agent runs: ``[workload] format`` ``agent``, ``bfcl_multi_turn`` or
+"""Experiment specs of agent runs: ``[workload] format`` an agent workload (``agent``, or
+one a package registers: :mod:`ctxbench.runner.agent_workloads`), ``bfcl_multi_turn`` or
 ``agent_traces``, conditions naming context managers (docs/runner.md, docs/agents.md).
 
     name = "agent-managers"
@@ -27,6 +28,7 @@
     name = "elided"
     manager = "elide_tool_outputs"   # installed, module:attr or external:COMMAND
     budget = 4000
+    params = { head_lines = 3 }      # the manager's declared parameters
 
 Every error is located: ``exp.toml:14: [conditions][1].manager: expected ..., got ...``.
 """
@@ -41,16 +43,20 @@ from typing import Any
 
 from ctxbench.core import FieldError, InputError, blake3_file
 from ctxbench.core.tomlfile import load_toml_lines
+from ctxbench.runner.agent_workloads import agent_workload_names, is_agent_workload
 from ctxbench.runner.providers.registry import provider_factory
 from ctxbench.runner.spec import BOUNDS, ModelSpec, parse_model
 from ctxbench.runner.tomlfields import TomlFields
+from ctxbench.workloads.agent_tasks import BUILTIN_SOURCE
 
-__all__ = ["AGENT_FORMATS", "BFCL_CATEGORIES", "BUILTIN_AGENT_TASKS", "TRACE_FORMATS",
-           "AgentConditionSpec", "AgentSpec", "agent_format_of", "load_agent_spec",
-           "parse_agent_spec"]
+__all__ = ["BFCL_CATEGORIES", "BUILTIN_AGENT_TASKS", "SESSION_FORMATS", "TRACE_FORMATS",
+           "AgentConditionSpec", "AgentSpec", "agent_format_of", "agent_formats",
+           "load_agent_spec", "parse_agent_spec"]
 
-AGENT_FORMATS = ("agent", "bfcl_multi_turn", "agent_traces")
-BUILTIN_AGENT_TASKS = "builtin:agent-tasks"
+#: The agent formats that are not task workloads: BFCL's multi-turn sessions and recorded
+#: traces (each with its own experiment); the task workloads are registry entries.
+SESSION_FORMATS = ("bfcl_multi_turn", "agent_traces")
+BUILTIN_AGENT_TASKS = BUILTIN_SOURCE
 TRACE_FORMATS = ("hermes", "openclaw")
 #: The multi-turn categories a spec may name, short names included.
 BFCL_CATEGORIES = {"multi_turn_base": "multi_turn_base",
@@ -68,16 +74,20 @@ _AGENT_KEYS = {"agent": ("max_turns", "max_context_tokens", "max_output_tokens")
 
 @dataclass(frozen=True, slots=True)
 class AgentConditionSpec:
+    """``params``: what the manager receives (the spec's, then the declared defaults)."""
+
     name: str
     manager: str
     budget: int | None
     native_context: bool
+    params: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
-    """A validated agent-run spec; ``sources`` are resolved paths (agent task file or trace
-    files), the category (bfcl_multi_turn) or ``builtin:agent-tasks``."""
+    """A validated agent-run spec; ``sources`` are the agent workload's source as written
+    (its loader resolves it against the spec's folder), resolved trace files, or the
+    category (bfcl_multi_turn)."""
 
     name: str
     seed: int
@@ -98,11 +108,22 @@ class AgentSpec:
     digest: str
 
 
+def agent_formats() -> list[str]:
+    """Every agent format: the agent workloads (registered), then :data:`SESSION_FORMATS`."""
+    return [*agent_workload_names(), *SESSION_FORMATS]
+
+
 def agent_format_of(document: dict[str, Any]) -> str | None:
     """The agent format a decoded spec names in ``[workload] format``, None for any other."""
     workload = document.get("workload")
     fmt = workload.get("format") if isinstance(workload, dict) else None
-    return fmt if fmt in AGENT_FORMATS else None
+    if not isinstance(fmt, str):
+        return None
+    return fmt if fmt in SESSION_FORMATS or is_agent_workload(fmt) else None
+
+
+def _keys(fmt: str) -> tuple[str, ...]:
+    return _AGENT_KEYS.get(fmt, _AGENT_KEYS["agent"])
 
 
 def _resolve(base: Path, value: str) -> str:
@@ -115,9 +136,8 @@ def _sources(t: TomlFields, fmt: str, base: Path) -> tuple[tuple[str, ...], str 
     if fmt == "bfcl_multi_turn":
         category = t.req_enum("source", list(BFCL_CATEGORIES))
         return (BFCL_CATEGORIES[category],), None
-    if fmt == "agent":
-        source = t.req_string("source")
-        return ((source,) if source == BUILTIN_AGENT_TASKS else (_resolve(base, source),)), None
+    if fmt not in SESSION_FORMATS:  # an agent workload: its loader reads the source
+        return (t.req_string("source"),), None
     trace_format = t.req_enum("trace_format", TRACE_FORMATS)
     files = [raw] if isinstance(raw, str) else raw
     if not isinstance(files, list) or not files or len(files) > BOUNDS["limit"] or \
@@ -135,8 +155,13 @@ def _condition(t: TomlFields) -> AgentConditionSpec:
         get_context_manager,
         installed_context_managers,
     )
+    from ctxbench.compiler.context_managers.params import (
+        ParamError,
+        declared_params,
+        resolve_params,
+    )
 
-    t.only({"name", "manager", "budget", "native_context"})
+    t.only({"name", "manager", "budget", "native_context", "params"})
     manager_name = t.req_string("manager")
     installed = [n for n, (target, _, _) in installed_context_managers().items() if target]
     if ":" not in manager_name and manager_name not in installed:
@@ -149,9 +174,21 @@ def _condition(t: TomlFields) -> AgentConditionSpec:
     budget = t.integer("budget", minimum=1, maximum=BOUNDS["budget"], optional=True)
     if budget is not None and not manager.budgeted:
         t.fail("budget", f"no budget (the context manager {manager_name} takes none)", budget)
+    given = t.value.get("params", {})
+    if not isinstance(given, dict):
+        t.fail("params", "a table of the manager's parameters ({ name = value })", given)
+    try:
+        params = resolve_params(declared_params(manager), given)
+    except ParamError as exc:
+        t.fail("params" if exc.name is None else f"params.{exc.name}", exc.expected,
+               exc.got)
+    except ValueError as exc:  # the manager's own declaration is malformed
+        t.fail("manager", f"a context manager that declares its params ({exc})",
+               manager_name)
     name = t.matching("name", _SLUG, "a lowercase slug like full or elided", optional=True)
     return AgentConditionSpec(name=name or manager.name, manager=manager_name, budget=budget,
-                              native_context=bool(t.boolean("native_context", optional=True)))
+                              native_context=bool(t.boolean("native_context", optional=True)),
+                              params=params)
 
 
 def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | None = None,
@@ -170,7 +207,7 @@ def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | Non
     model = parse_model(model_table)
     w = top.table_of("workload")
     assert w is not None
-    fmt = w.req_enum("format", AGENT_FORMATS)
+    fmt = w.req_enum("format", agent_formats())
     # An agent run's output limit is per turn ([agent]); it sends no stop sequences.
     for key in ("max_output_tokens", "stop"):
         if key in model_table.value:
@@ -195,7 +232,7 @@ def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | Non
         if any(c.name == cond.name for c in conditions):
             raise FieldError(shown, None, f"[conditions][{index}].name",
                              "a name used by no other condition", cond.name)
-        if cond.native_context and fmt != "agent":
+        if cond.native_context and fmt in SESSION_FORMATS:
             raise FieldError(shown, None, f"[conditions][{index}].native_context",
                              f"false (a {fmt} run does not turn on the provider's context "
                              "management)", True)
@@ -203,8 +240,8 @@ def parse_agent_spec(document: dict[str, Any], *, path: Path, display: str | Non
     agent = top.table_of("agent", optional=True)
     limits: dict[str, int] = {}
     if agent is not None:
-        agent.only(set(_AGENT_KEYS[fmt]))
-        for key in _AGENT_KEYS[fmt]:
+        agent.only(set(_keys(fmt)))
+        for key in _keys(fmt):
             value = agent.integer(key, minimum=1, maximum=BOUNDS["budget"], optional=True)
             if value is not None:
                 limits[key] = value

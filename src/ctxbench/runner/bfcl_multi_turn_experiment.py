@@ -36,6 +36,8 @@ from ctxbench.runner.agent_run import (
     AgentCondition,
     AgentRunSummary,
     check_conditions,
+    condition_params,
+    expected_answers,
     open_agent_run,
     run_agent_matrix,
     turns_cost_micro,
@@ -53,11 +55,17 @@ _STOPS = {"completed": "final_answer", "force_terminated": "turn_limit", "error"
 
 def _record(task: MultiTurnTask, condition: AgentCondition, replicate: int,
             outcome: MultiTurnOutcome, identity: Mapping[str, Any],
-            pricing: PricingSnapshot | None = None) -> dict[str, Any]:
+            pricing: PricingSnapshot | None = None,
+            params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": task.task_id,
+        # The user's turns; expected: each turn's ground-truth calls, as BFCL writes them.
+        "query": "\n\n".join("\n".join(turn) for turn in task.turns),
+        "expected": expected_answers(["[" + ", ".join(c.render() for c in turn) + "]"
+                                      for turn in task.ground_truth]),
         "condition": condition.name, "replicate": replicate, "manager": condition.manager,
         "manager_source": manager_source(condition.manager), "budget": condition.budget,
+        "params": dict(params or {}),
         "native_context_management": None, "stop_reason": _STOPS[outcome.stop_reason],
         "multi_turn_stop": outcome.stop_reason, "final_answer": None,
         "error_type": outcome.error_type, "task_score": outcome.score,
@@ -96,6 +104,7 @@ def run_multi_turn_experiment(
         raise InputError("conditions: native_context is not supported on the multi-turn "
                          "suites yet")
     managers = {c.manager: get_context_manager(c.manager) for c in conditions}
+    params = condition_params(conditions, managers)
     instance = get_provider(provider, **dict(provider_options or {}))
     run = open_agent_run(output, instance, scorer=MULTI_TURN_SCORER, workload=workload,
                          workload_version=workload_version, tokenizer=tokenizer,
@@ -106,8 +115,8 @@ def run_multi_turn_experiment(
         outcome = await run_multi_turn(
             run.provider, task, managers[c.manager], budget=c.budget,
             tokenizer=run.tokenizer, max_steps=max_steps,
-            max_output_tokens=max_output_tokens, seed=seed + replicate)
-        return _record(task, c, replicate, outcome, run.identity, pricing)
+            max_output_tokens=max_output_tokens, seed=seed + replicate, params=params[c.name])
+        return _record(task, c, replicate, outcome, run.identity, pricing, params[c.name])
 
     return run_agent_matrix(run, [(t.task_id, t) for t in tasks], conditions, replicates,
                             trial)

@@ -18,6 +18,7 @@ response-based checker. A refused decision or a failed request ends the task as 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,8 +73,8 @@ def _calls(text: str) -> tuple[ToolCall, ...]:
 async def run_multi_turn(provider: Provider, task: MultiTurnTask, manager: ContextManager, *,
                          budget: int | None, tokenizer: Tokenizer,
                          max_steps: int = BFCL_MAX_STEPS, max_output_tokens: int = 256,
-                         temperature: float = 0.0, seed: int | None = None
-                         ) -> MultiTurnOutcome:
+                         temperature: float = 0.0, seed: int | None = None,
+                         params: Mapping[str, Any] | None = None) -> MultiTurnOutcome:
     """Run ``task`` turn by turn with ``manager`` choosing each request's messages."""
     name = str(getattr(manager, "name", "unnamed"))
     environment = task.environment()
@@ -99,7 +100,8 @@ async def run_multi_turn(provider: Provider, task: MultiTurnTask, manager: Conte
             if step == max_steps:
                 return end("force_terminated")
             request = ContextRequest(task.task_id, len(requests), tuple(conversation),
-                                     tuple(t.document for t in tools), budget, tokenizer)
+                                     tuple(t.document for t in tools), budget, tokenizer,
+                                     params=dict(params or {}))
             try:
                 decision = await decide_in_thread(manager, request)
             except ContextManagerFailure as exc:

@@ -27,6 +27,7 @@ recorded), so the CEF, public-eval and HTML reports are written by
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ from ctxbench.runner.agent_run import (
     AgentCondition,
     AgentRunSummary,
     check_conditions,
+    condition_params,
+    expected_answers,
     open_agent_run,
     run_agent_matrix,
     turns_cost_micro,
@@ -47,15 +50,34 @@ from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.providers.base import get_provider
 from ctxbench.runner.trace_replay import TraceOutcome, replay_point
 from ctxbench.workloads.agent_traces import DecisionPoint
+from ctxbench.workloads.calls import ToolCall, render_calls
 
-__all__ = ["TRACE_SCORER", "run_trace_experiment"]
+__all__ = ["TRACE_SCORER", "recorded_move", "run_trace_experiment"]
 
 TRACE_SCORER = "trace-next-move-v1"
 
 
+def recorded_move(point: DecisionPoint) -> str:
+    """The trace's move at ``point``: its calls' canonical text (``[f(a=1)]``; a call whose
+    arguments are not a JSON object as ``f(<arguments>)``), or the answer it gave."""
+    refs = point.expected.tool_calls
+    if not refs:
+        return point.expected.content
+    parts = []
+    for ref in refs:
+        try:
+            arguments = json.loads(ref.arguments)
+        except ValueError:
+            arguments = None
+        parts.append(render_calls([ToolCall(ref.name, arguments)])[1:-1]
+                     if isinstance(arguments, dict) else f"{ref.name}({ref.arguments})")
+    return "[" + ", ".join(parts) + "]"
+
+
 def _record(point: DecisionPoint, condition: AgentCondition, replicate: int,
             outcome: TraceOutcome, identity: Mapping[str, Any],
-            pricing: PricingSnapshot | None) -> dict[str, Any]:
+            pricing: PricingSnapshot | None,
+            params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     usage = outcome.usage
     turn: dict[str, Any] = {"turn": 0, "decision": outcome.decision,
                             "input_tokens": usage.context_tokens,
@@ -66,10 +88,14 @@ def _record(point: DecisionPoint, condition: AgentCondition, replicate: int,
     failed = outcome.error_type is not None
     return {
         "schema_version": AGENT_TRIAL_SCHEMA, **identity, "task_id": point.point_id,
+        # The user's last message before the point; expected: the recorded move there.
+        "query": next((m.content for m in reversed(point.history) if m.role == "user"), ""),
+        "expected": expected_answers([recorded_move(point)]),
         "point_kind": point.kind, "trace_agent": point.trace.agent,
         "trace_source": point.trace.source, "condition": condition.name,
         "replicate": replicate, "manager": condition.manager,
         "manager_source": manager_source(condition.manager), "budget": condition.budget,
+        "params": dict(params or {}),
         "native_context_management": None,
         "stop_reason": "error" if failed else "final_answer",
         "final_answer": outcome.response_text, "error_type": outcome.error_type,
@@ -103,6 +129,7 @@ def run_trace_experiment(
     if any(c.native_context for c in conditions):
         raise InputError("conditions: native_context is not supported on trace replay")
     managers = {c.manager: get_context_manager(c.manager) for c in conditions}
+    params = condition_params(conditions, managers)
     instance = get_provider(provider, **dict(provider_options or {}))
     run = open_agent_run(output, instance, scorer=TRACE_SCORER, workload=workload,
                          workload_version=workload_version, tokenizer=tokenizer,
@@ -114,8 +141,8 @@ def run_trace_experiment(
         outcome = await replay_point(
             run.provider, point, managers[c.manager], budget=c.budget,
             tokenizer=run.tokenizer, max_output_tokens=max_output_tokens,
-            temperature=temperature, seed=seed + replicate)
-        return _record(point, c, replicate, outcome, run.identity, pricing)
+            temperature=temperature, seed=seed + replicate, params=params[c.name])
+        return _record(point, c, replicate, outcome, run.identity, pricing, params[c.name])
 
     return run_agent_matrix(run, [(p.point_id, p) for p in points], conditions, replicates,
                             trial)

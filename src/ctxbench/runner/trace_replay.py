@@ -13,7 +13,7 @@ manager's model calls go to the same provider and their tokens are in the point'
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,14 +92,16 @@ def _reply(text: str) -> tuple[tuple[ToolCall, ...] | None, str | None]:
 async def replay_point(provider: Provider, point: DecisionPoint, manager: ContextManager, *,
                        budget: int | None, tokenizer: Tokenizer,
                        max_output_tokens: int = 256, temperature: float = 0.0,
-                       seed: int | None = None) -> TraceOutcome:
+                       seed: int | None = None,
+                       params: Mapping[str, Any] | None = None) -> TraceOutcome:
     """Replay ``point`` under ``manager`` and score the model's next move."""
     name = str(getattr(manager, "name", "unnamed"))
     spent = _Usage()
     tools = tuple(t.document for t in point.trace.tools)
     request = ContextRequest(point.point_id, point.index, point.history, tools, budget,
                              tokenizer, _summarizer(provider, asyncio.get_running_loop(),
-                                                    spent, temperature, seed))
+                                                    spent, temperature, seed),
+                             params=dict(params or {}))
 
     def failed(error: str, decision: dict[str, Any] | None = None) -> TraceOutcome:
         return TraceOutcome(point.point_id, point.kind, name, None, None, decision,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from ctxbench import __version__
 from ctxbench.core.entrypoints import Registry
+from ctxbench.core.errors import InputError
 
 if TYPE_CHECKING:
     from ctxbench.runner.spec import WorkloadSpec
@@ -88,15 +89,28 @@ class WorkloadFormat(Protocol):
         ...
 
 
+def _agent(name: str) -> bool:
+    """An agent workload's entry (``kind = "agent"``, :mod:`ctxbench.runner.agent_workloads`):
+    not a one-request-per-trial format. One that does not load is not known to be one."""
+    try:
+        return getattr(WORKLOADS.load(name), "kind", None) == "agent"
+    except InputError:
+        return False
+
+
 def workload_format(name: str) -> WorkloadFormat:
     """The format ``name``; InputError naming the installed ones if unknown."""
+    if name in WORKLOADS.entries() and _agent(name):
+        raise InputError(f"workload format: expected one of {', '.join(workload_format_names())}"
+                         f", got the agent workload {name[:80]!r} (it runs under context "
+                         "managers: [[conditions]] manager = ...)")
     found: WorkloadFormat = WORKLOADS.load(name)
     return found
 
 
 def workload_format_names() -> list[str]:
-    """Every usable workload format, ctxbench's own first."""
-    return WORKLOADS.names()
+    """Every usable one-request-per-trial workload format, ctxbench's own first."""
+    return [n for n in WORKLOADS.names() if not _agent(n)]
 
 
 def eceb_registry(name: str) -> EcebRegistry | None:

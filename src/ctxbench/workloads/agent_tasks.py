@@ -21,12 +21,16 @@ from typing import Any
 
 from ctxbench.core import InputError, PointerError
 from ctxbench.workloads.agent import AgentArtifact, AgentTask
+from ctxbench.workloads.agent_task_file import AGENT_TASKS_V2, LIMITS, parse_agent_task_file
 from ctxbench.workloads.tools import ToolSchema
 
-__all__ = ["AGENT_TASKS_SCHEMA", "HINT", "TOOLS", "agent_tasks", "artifact_id",
-           "load_agent_tasks", "workload_version"]
+__all__ = ["AGENT_TASKS_SCHEMA", "AGENT_WORKLOAD", "BUILTIN_SOURCE", "HINT", "TOOLS",
+           "AgentTaskFiles", "agent_tasks", "artifact_id", "load_agent_tasks",
+           "workload_version"]
 
 AGENT_TASKS_SCHEMA = "ctxbench.agent-tasks.v1"
+#: The ``source`` of a spec naming the built-in tasks.
+BUILTIN_SOURCE = "builtin:agent-tasks"
 _ITEM = {"type": "dict", "properties": {"item": {"type": "string",
                                                  "description": "the item's name"}},
          "required": ["item"]}
@@ -124,15 +128,25 @@ def _need(where: str, pointer: str, value: Any, kind: type | tuple[type, ...],
 
 
 def load_agent_tasks(path: str | Path) -> tuple[str, tuple[AgentTask, ...]]:
-    """(version, tasks) of an agent-task file; PointerError at the first bad field."""
+    """(version, tasks) of an agent-task file, the store catalog (v1) or tools declared as
+    data (v2, :mod:`ctxbench.workloads.agent_task_file`); PointerError at the first bad
+    field."""
     where = str(path)
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        with Path(path).open("rb") as handle:
+            data = handle.read(LIMITS["file_bytes"] + 1)
+        if len(data) > LIMITS["file_bytes"]:
+            raise InputError(f"{where}: expected at most {LIMITS['file_bytes']} bytes, got "
+                             "more")
+        doc = json.loads(data.decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{where}: expected a JSON agent-task file: {exc}") from exc
     _need(where, "", doc, dict, "an object")
+    if doc.get("schema_version") == AGENT_TASKS_V2:
+        return parse_agent_task_file(data, where)
     if doc.get("schema_version") != AGENT_TASKS_SCHEMA:
-        raise PointerError(where, "/schema_version", f"expected {AGENT_TASKS_SCHEMA!r}, got "
+        raise PointerError(where, "/schema_version", f"expected {AGENT_TASKS_SCHEMA!r} or "
+                           f"{AGENT_TASKS_V2!r}, got "
                            f"{json.dumps(doc.get('schema_version'))[:60]}")
     version = _need(where, "/version", doc.get("version"), str, "a string")
     system = _need(where, "/system", doc.get("system"), str, "a string")
@@ -246,3 +260,25 @@ def agent_tasks() -> tuple[AgentTask, ...]:
 def workload_version() -> str:
     """The built-in agent tasks' version."""
     return _builtin()[0]
+
+
+class AgentTaskFiles:
+    """The ``agent`` workload (``ctxbench.workloads`` entry point): the built-in tasks
+    (source ``builtin:agent-tasks``) or an agent-task file, v1 or v2 (a path resolved
+    against the spec's folder)."""
+
+    kind = "agent"
+
+    def workload_name(self, source: str) -> str:
+        return "ctxbench-agent-tasks" if source == BUILTIN_SOURCE else Path(source).stem
+
+    def load(self, source: str, limit: int | None, spec_dir: Path
+             ) -> tuple[str, tuple[AgentTask, ...]]:
+        del limit  # every task is read (and checked); the run takes its window
+        if source == BUILTIN_SOURCE:
+            return workload_version(), agent_tasks()
+        path = Path(source).expanduser()
+        return load_agent_tasks(path if path.is_absolute() else spec_dir / path)
+
+
+AGENT_WORKLOAD = AgentTaskFiles()

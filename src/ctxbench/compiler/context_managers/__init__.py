@@ -1,7 +1,8 @@
 """Agent context managers: what an agent sends the model before each turn.
 
-See :mod:`.interface` for the interface and its checks, :mod:`.builtins` for the
-managers ctxbench ships and :mod:`.discovery` for how third-party managers are found.
+See :mod:`.interface` for the interface and its checks, :mod:`.params` for the
+parameters a manager declares, :mod:`.builtins` for the managers ctxbench ships and
+:mod:`.discovery` for how third-party managers are found.
 """
 
 from ctxbench.compiler.context_managers.discovery import (
@@ -23,6 +24,7 @@ from ctxbench.compiler.context_managers.interface import (
     decision_commit,
     message_tokens,
 )
+from ctxbench.compiler.context_managers.params import ManagerParam, param, resolve_params
 
 __all__ = [
     "BUILTIN",
@@ -32,6 +34,7 @@ __all__ = [
     "ContextManager",
     "ContextManagerFailure",
     "ContextRequest",
+    "ManagerParam",
     "SummaryCall",
     "ToolCallRef",
     "check_decision",
@@ -40,4 +43,6 @@ __all__ = [
     "get_context_manager",
     "manager_source",
     "message_tokens",
+    "param",
+    "resolve_params",
 ]

@@ -1,20 +1,25 @@
 """The context managers agent products ship, as ctxbench's built-ins.
 
 - ``full_history``: every message, every turn (the baseline);
-- ``last_k_turns``: the system prompt and task, then the newest :data:`KEEP_STEPS` steps
-  (a step: an assistant message and the tool results that answer it), fewer if the budget
-  asks for it;
-- ``elide_tool_outputs``: every message, but tool results older than the newest step cut
-  to their first line and a marker saying how much was elided;
-- ``summarize_older``: the steps before the newest :data:`KEEP_STEPS` replaced by one
-  summary written by the trial's own model (the ``native_compaction`` emulation; the
-  summary call's tokens are counted in the trial);
-- ``compiled_history``: the reference compiler over the history: older tool results keep
-  only their lines that best match the task (Lucene BM25, :mod:`ctxbench.compiler.
-  retrieval`), chosen best first within the budget and shown in their own order;
-- ``combined``: ``elide_tool_outputs``, then ``summarize_older`` when still over budget.
+- ``last_k_turns``: the system prompt and task, then the newest ``k`` steps (default
+  :data:`KEEP_STEPS`; a step: an assistant message and the tool results that answer it),
+  fewer if the budget asks for it;
+- ``elide_tool_outputs``: every message, but tool results older than the newest
+  ``keep_newest`` steps (default 1) cut to their first ``head_lines`` lines (default 1)
+  and a marker saying how much was elided;
+- ``summarize_older``: the steps before the newest ``keep`` (default :data:`KEEP_STEPS`)
+  replaced by one summary written by the trial's own model (the ``native_compaction``
+  emulation; the summary call's tokens are counted in the trial);
+- ``compiled_history``: the reference compiler over the history: tool results older than
+  the newest ``keep_newest`` steps (default 1) keep only their lines that best match the
+  task (Lucene BM25, :mod:`ctxbench.compiler.retrieval`), chosen best first within the
+  budget and shown in their own order;
+- ``combined``: ``elide_tool_outputs`` (``head_lines``), then ``summarize_older``
+  (``keep``) when still over budget.
 
-Each is deterministic given the conversation; the budgeted ones never return more than
+The parameters are each manager's ``params`` (:mod:`ctxbench.compiler.context_managers.
+params`), set per condition; their defaults are the values above. Each is deterministic
+given the conversation and its parameters; the budgeted ones never return more than
 the budget when the head and newest step fit in it (else the smallest answer they can).
 """
 
@@ -30,13 +35,20 @@ from ctxbench.compiler.context_managers.interface import (
     ContextDecision,
     ContextRequest,
 )
+from ctxbench.compiler.context_managers.params import ManagerParam, param
 from ctxbench.compiler.retrieval import LuceneBM25, TermMapper, raw_terms
 
 __all__ = ["COMBINED", "COMPILED_HISTORY", "ELIDE_TOOL_OUTPUTS", "FULL_HISTORY", "KEEP_STEPS",
            "LAST_K_TURNS", "SUMMARIZE_OLDER", "SUMMARY_PREFIX", "SUMMARY_ROOM", "elided"]
 
-#: Steps ``last_k_turns`` and ``summarize_older`` keep whole.
+#: Steps ``last_k_turns`` and ``summarize_older`` keep whole by default.
 KEEP_STEPS = 2
+_NEWEST = ManagerParam("keep_newest", 1, "the newest steps whose tool results stay whole",
+                       minimum=1, maximum=1000)
+_HEAD = ManagerParam("head_lines", 1, "the lines an elided tool result keeps", minimum=1,
+                     maximum=1000)
+_KEEP = ManagerParam("keep", KEEP_STEPS, "the newest steps kept whole, not summarized",
+                     minimum=1, maximum=1000)
 #: Tokens of the budget ``summarize_older`` leaves for its summary (the summary call's
 #: output is capped at this many tokens).
 SUMMARY_ROOM = 96
@@ -52,12 +64,14 @@ def _flat(head: Sequence[AgentMessage], steps: Sequence[Sequence[AgentMessage]]
     return (*head, *(m for step in steps for m in step))
 
 
-def elided(message: AgentMessage) -> AgentMessage:
-    """A tool result cut to its first line, with a marker counting what was dropped."""
-    first, _, rest = message.content.partition("\n")
-    if not rest:
+def elided(message: AgentMessage, head_lines: int = 1) -> AgentMessage:
+    """A tool result cut to its first ``head_lines`` lines, with a marker counting the
+    characters dropped."""
+    lines = message.content.split("\n")
+    if len(lines) <= head_lines:
         return message
-    return replace(message, content=f"{first}\n[{len(rest) + 1} characters elided]")
+    head, rest = "\n".join(lines[:head_lines]), "\n".join(lines[head_lines:])
+    return replace(message, content=f"{head}\n[{len(rest) + 1} characters elided]")
 
 
 class _FullHistory:
@@ -65,6 +79,7 @@ class _FullHistory:
     budgeted = False
     summarizes = False
     summary = "every message of the conversation, every turn (the baseline)"
+    params: tuple[ManagerParam, ...] = ()
 
     def manage(self, request: ContextRequest) -> ContextDecision:
         return ContextDecision(request.messages)
@@ -74,11 +89,13 @@ class _LastK:
     name = "last_k_turns"
     budgeted = True
     summarizes = False
-    summary = f"the system prompt and task, then the newest {KEEP_STEPS} steps"
+    summary = "the system prompt and task, then the newest k steps"
+    params = (ManagerParam("k", KEEP_STEPS, "the newest steps sent (fewer if the budget "
+                           "asks)", minimum=1, maximum=1000),)
 
     def manage(self, request: ContextRequest) -> ContextDecision:
         head, steps = request.head(), request.steps()
-        keep = min(KEEP_STEPS, len(steps))
+        keep = min(int(param(request, self.params, "k")), len(steps))
         while keep > 1 and request.budget is not None and request.count_messages(
                 _flat(head, steps[-keep:])) > request.budget:
             keep -= 1
@@ -91,22 +108,27 @@ class _Elide:
     name = "elide_tool_outputs"
     budgeted = True
     summarizes = False
-    summary = "every message; tool results older than the newest step cut to one line"
+    summary = "every message; tool results older than the newest steps cut to their head"
+    params = (_NEWEST, _HEAD)
 
     def manage(self, request: ContextRequest) -> ContextDecision:
         head, steps = request.head(), request.steps()
-        older = [tuple(elided(m) if m.role == "tool" else m for m in s) for s in steps[:-1]]
-        return ContextDecision(_flat(head, [*older, *steps[-1:]]),
+        newest = int(param(request, self.params, "keep_newest"))
+        lines = int(param(request, self.params, "head_lines"))
+        cut = max(len(steps) - newest, 0)
+        older = [tuple(elided(m, lines) if m.role == "tool" else m for m in s)
+                 for s in steps[:cut]]
+        return ContextDecision(_flat(head, [*older, *steps[cut:]]),
                                (("elided_steps", str(len(older))),))
 
 
 def _summarized(request: ContextRequest, head: tuple[AgentMessage, ...],
-                steps: Steps) -> tuple[tuple[AgentMessage, ...], int]:
+                steps: Steps, keep_steps: int) -> tuple[tuple[AgentMessage, ...], int]:
     """Head, one summary of all but the newest steps, then those; (messages, summarized).
 
-    Fewer than :data:`KEEP_STEPS` are kept whole when they would leave less than
+    Fewer than ``keep_steps`` are kept whole when they would leave less than
     :data:`SUMMARY_ROOM` tokens of the budget for the summary."""
-    keep = min(KEEP_STEPS, len(steps))
+    keep = min(keep_steps, len(steps))
     while keep > 1 and request.budget is not None and request.count_messages(
             _flat(head, steps[len(steps) - keep:])) > request.budget - SUMMARY_ROOM:
         keep -= 1
@@ -123,15 +145,21 @@ class _Summarize:
     name = "summarize_older"
     budgeted = True
     summarizes = True
-    summary = (f"steps before the newest {KEEP_STEPS} replaced by a summary the model "
-               "writes (native_compaction emulated; its tokens count)")
+    summary = ("steps before the newest keep replaced by a summary the model writes "
+               "(native_compaction emulated; its tokens count)")
+    params = (_KEEP,)
 
     def manage(self, request: ContextRequest) -> ContextDecision:
         head, steps = request.head(), request.steps()
         if request.budget is None or request.count_messages(request.messages) <= request.budget:
             return ContextDecision(request.messages, (("summarized_steps", "0"),))
-        messages, count = _summarized(request, head, steps)
+        messages, count = _summarized(request, head, steps,
+                                      int(param(request, self.params, "keep")))
         return ContextDecision(messages, (("summarized_steps", str(count)),))
+
+
+def _marker(total: int, kept: int) -> str:
+    return f"[{total - kept} of {total} lines elided]"
 
 
 class _Compiled:
@@ -140,20 +168,24 @@ class _Compiled:
     summarizes = False
     summary = ("older tool results cut to their lines that best match the task (BM25), "
                "best first within the budget")
+    params = (_NEWEST,)
 
     def manage(self, request: ContextRequest) -> ContextDecision:
         head, steps = request.head(), request.steps()
         if not steps or request.budget is None or request.count_messages(
                 request.messages) <= request.budget:
             return ContextDecision(request.messages, (("cut_lines", "0"),))
-        older = [list(s) for s in steps[:-1]]
+        cut = max(len(steps) - int(param(request, self.params, "keep_newest")), 0)
+        older, newest = [list(s) for s in steps[:cut]], steps[cut:]
         spots = [(i, j) for i, s in enumerate(older) for j, m in enumerate(s)
                  if m.role == "tool"]
         lines = [(i, j, n, line) for i, j in spots
                  for n, line in enumerate(older[i][j].content.split("\n"))]
-        # The fixed part: everything but the older tool results' lines.
-        bare = [[replace(m, content="") if m.role == "tool" else m for m in s] for s in older]
-        room = request.budget - request.count_messages(_flat(head, [*bare, *steps[-1:]]))
+        # The fixed part: everything but the older tool results' lines, each result's
+        # marker included at its longest (every line elided), so the markers fit too.
+        bare = [[replace(m, content=_marker(m.content.count("\n") + 1, 0))
+                 if m.role == "tool" else m for m in s] for s in older]
+        room = request.budget - request.count_messages(_flat(head, [*bare, *newest]))
         chosen: set[int] = set()
         if lines and room > 0:
             mapper = TermMapper()
@@ -179,9 +211,9 @@ class _Compiled:
             picked = [line for k, (a, b, _, line) in enumerate(lines)
                       if (a, b) == (i, j) and k in chosen]
             total = len(older[i][j].content.split("\n"))
-            marker = f"[{total - len(picked)} of {total} lines elided]"
+            marker = _marker(total, len(picked))
             older[i][j] = replace(older[i][j], content="\n".join([*picked, marker]))
-        return ContextDecision(_flat(head, [*older, *steps[-1:]]),
+        return ContextDecision(_flat(head, [*older, *newest]),
                                (("kept_lines", str(len(chosen))),
                                 ("cut_lines", str(len(lines) - len(chosen)))))
 
@@ -191,15 +223,18 @@ class _Combined:
     budgeted = True
     summarizes = True
     summary = "old tool results elided, then older steps summarized if still over budget"
+    params = (_HEAD, _KEEP)
 
     def manage(self, request: ContextRequest) -> ContextDecision:
-        first = _Elide().manage(request)
+        lines = int(param(request, self.params, "head_lines"))
+        first = _Elide().manage(replace(request, params={"head_lines": lines}))
         if request.budget is None or request.count_messages(first.messages) <= request.budget:
             return ContextDecision(first.messages, (*first.details, ("summarized_steps", "0")))
         head, steps = request.head(), request.steps()
-        older = tuple(tuple(elided(m) if m.role == "tool" else m for m in s)
+        older = tuple(tuple(elided(m, lines) if m.role == "tool" else m for m in s)
                       for s in steps[:-1])
-        messages, count = _summarized(request, head, (*older, *steps[-1:]))
+        messages, count = _summarized(request, head, (*older, *steps[-1:]),
+                                      int(param(request, self.params, "keep")))
         return ContextDecision(messages, (*first.details, ("summarized_steps", str(count))))
 
 

@@ -14,7 +14,9 @@ metadata; a third party may not take a built-in name. Names are slugs, as strate
 
 ``external:COMMAND`` runs COMMAND once per turn (:mod:`ctxbench.compiler.external`'s
 subprocess runner, killed at its deadline) with the request
-``{"task_id", "turn", "budget", "tokenizer", "tools", "messages"}`` on stdin and reads
+``{"task_id", "turn", "budget", "tokenizer", "tools", "messages", "params"}`` on stdin
+(``params``: the condition's parameters; an external command declares none, so a
+condition may give it any scalars) and reads
 ``{"messages": [...], "details"?: {name: value}}`` from stdout (messages in the JSON form
 of :func:`~ctxbench.compiler.context_managers.interface.messages_to_json`).
 """
@@ -76,6 +78,7 @@ def installed_context_managers() -> dict[str, tuple[str, str, str]]:
 class _Function:
     budgeted = True
     summarizes = False
+    params: tuple[Any, ...] = ()
 
     def __init__(self, name: str, function: Any) -> None:
         self.name = name
@@ -90,6 +93,7 @@ class _Function:
 class _External:
     budgeted = True
     summarizes = False
+    accepts_any_params = True  # it declares none: the condition's go through as given
 
     def __init__(self, command: str) -> None:
         from ctxbench.compiler.external import load_external_strategy
@@ -101,7 +105,8 @@ class _External:
     def manage(self, request: ContextRequest) -> ContextDecision:
         payload = {"task_id": request.task_id, "turn": request.turn, "budget": request.budget,
                    "tokenizer": request.tokenizer.id, "tools": list(request.tools),
-                   "messages": messages_to_json(request.messages)}
+                   "messages": messages_to_json(request.messages),
+                   "params": dict(request.params)}
         try:
             answer = self._run(payload)
         except RuntimeFailure as exc:
@@ -199,12 +204,16 @@ def manager_source(name: str) -> dict[str, str]:
 def context_manager_table() -> str:
     """One line per installed context manager: name, origin (built-in or entry point),
     distribution and version, target, budgeted, and what it does (or why it cannot be
-    used). A ``module:attr`` or ``external:COMMAND`` manager is named in a spec, not
-    installed, so it is not listed."""
-    rows = [("name", "origin", "distribution", "target", "budgeted", "what it does")]
+    used), and the parameters it declares with their defaults. A ``module:attr`` or
+    ``external:COMMAND`` manager is named in a spec, not installed, so it is not
+    listed."""
+    from ctxbench.compiler.context_managers.params import declared_params, params_text
+
+    rows = [("name", "origin", "distribution", "target", "budgeted", "params (defaults)",
+             "what it does")]
     for name, (target, dist, version) in installed_context_managers().items():
         origin = "built-in" if name in BUILTIN else "entry point"
-        budgeted, shown = "-", version
+        budgeted, shown, params = "-", version, "-"
         if not target:
             what, shown = f"UNUSABLE: {version}", ""
         else:
@@ -212,10 +221,11 @@ def context_manager_table() -> str:
                 manager = get_context_manager(name)
                 what = str(getattr(manager, "summary", "") or "")
                 budgeted = "yes" if manager.budgeted else "no"
-            except InputError as exc:
+                params = params_text(declared_params(manager))[:120]
+            except (InputError, ValueError) as exc:
                 what = f"UNUSABLE: {exc}"
-        rows.append((name, origin, f"{dist} {shown}".strip(), target or "-", budgeted,
+        rows.append((name, origin, f"{dist} {shown}".strip(), target or "-", budgeted, params,
                      " ".join(what.split())[:160]))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(5)) + "  " + r[5]
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(6)) + "  " + r[6]
                      for r in rows)

@@ -183,7 +183,9 @@ class SummaryCall:
 
 @dataclass(frozen=True, slots=True)
 class ContextRequest:
-    """Everything a context manager may use for one turn (``turn`` counts from 0)."""
+    """Everything a context manager may use for one turn (``turn`` counts from 0);
+    ``params`` are the condition's parameters, the declared defaults filled in
+    (:mod:`ctxbench.compiler.context_managers.params`)."""
 
     task_id: str
     turn: int
@@ -193,6 +195,7 @@ class ContextRequest:
     tokenizer: Tokenizer
     summarizer: Callable[[str], tuple[str, SummaryCall]] | None = None
     summaries: list[SummaryCall] = field(default_factory=list, compare=False, repr=False)
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     def count(self, text: str) -> int:
         """Tokens of ``text`` under the declared tokenizer (the count ctxbench enforces)."""

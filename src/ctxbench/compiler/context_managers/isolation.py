@@ -51,6 +51,7 @@ class _ManagerWorker(WorkerProcess):
     serve_outside_deadline = True
 
     def _describe(self, facts: Any) -> None:
+        from ctxbench.compiler.context_managers.params import params_from_json
         from ctxbench.compiler.discovery import NAME
         from ctxbench.core import InputError
 
@@ -58,11 +59,16 @@ class _ManagerWorker(WorkerProcess):
               and isinstance(facts.get("budgeted"), bool)
               and isinstance(facts.get("summarizes"), bool)
               and isinstance(facts.get("summary"), str))
+        try:
+            params = params_from_json(facts.get("params") if ok else None)
+        except ValueError:
+            ok = False
         if not ok or not NAME.fullmatch(facts["name"]):
             raise InputError(f"context manager {self._name}: the worker process described "
                              "it out of protocol")
         self.facts = (facts["name"], facts["budgeted"], facts["summarizes"],
                       facts["summary"][:300])
+        self.params = params
 
     def _serve(self, request: Any, call: Any) -> dict[str, Any]:
         if isinstance(call, dict) and set(call) == {"count"} and isinstance(call["count"], str):
@@ -85,6 +91,8 @@ class IsolatedContextManager:
         self._lock = threading.Lock()
         self._worker = self._start()
         self.name, self.budgeted, self.summarizes, self.summary = self._worker.facts
+        #: What the manager declares (:mod:`ctxbench.compiler.context_managers.params`).
+        self.params = self._worker.params
 
     def _start(self) -> _ManagerWorker:
         worker = _ManagerWorker(self._target, self.timeout_s)
@@ -103,7 +111,8 @@ class IsolatedContextManager:
         payload = {"task_id": request.task_id, "turn": request.turn, "budget": request.budget,
                    "tokenizer": request.tokenizer.id, "tools": list(request.tools),
                    "messages": messages_to_json(request.messages),
-                   "summarizes": request.summarizer is not None}
+                   "summarizes": request.summarizer is not None,
+                   "params": dict(request.params)}
         with self._lock:
             if not self._worker.alive():
                 self._worker = self._start()

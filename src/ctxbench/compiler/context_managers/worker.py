@@ -23,6 +23,7 @@ from ctxbench.compiler.context_managers.interface import (
     messages_from_json,
     messages_to_json,
 )
+from ctxbench.compiler.context_managers.params import declared_params
 
 __all__ = ["worker_main"]
 
@@ -58,7 +59,8 @@ def _request(conn: Any, payload: dict[str, Any]) -> ContextRequest:
                           messages_from_json("worker", payload["messages"]),
                           tuple(payload["tools"]), payload["budget"],
                           _RemoteTokenizer(conn, payload["tokenizer"]),
-                          summarizer if payload["summarizes"] else None)
+                          summarizer if payload["summarizes"] else None,
+                          params=dict(payload["params"]))
 
 
 def _answer(result: Any) -> dict[str, Any]:
@@ -87,7 +89,8 @@ def worker_main(fd: int, name: str) -> None:  # pragma: no cover - runs in the w
         manager = load_context_manager(name)
         facts = {"name": str(manager.name), "budgeted": bool(manager.budgeted),
                  "summarizes": bool(getattr(manager, "summarizes", False)),
-                 "summary": " ".join(str(manager.summary).split())[:300]}
+                 "summary": " ".join(str(manager.summary).split())[:300],
+                 "params": [p.to_json() for p in declared_params(manager) or ()]}
     except BaseException as exc:  # a plugin's import may raise anything, SystemExit too
         conn.send_bytes(json.dumps({"load_error": f"{type(exc).__name__}: {exc}"[:300]})
                         .encode("utf-8"))

@@ -1,0 +1,321 @@
+"""Agent tasks people bring: ``ctxbench.agent-tasks.v2``, tools declared as data.
+
+    {"schema_version": "ctxbench.agent-tasks.v2", "version": "2026-12",
+     "system": "You are an IT helpdesk agent ...",
+     "tools": [{"name": "get_ticket", "description": "Look up a ticket.",
+                "parameters": {"type": "object",
+                               "properties": {"ticket_id": {"type": "string"}},
+                               "required": ["ticket_id"]},
+                "cases": [{"arguments": {"ticket_id": "INC-4821"}, "result": "..."}],
+                "otherwise": "error: no ticket with that id"}],
+     "tasks": [{"id": "t1", "prompt": "...", "answer": "...", "evidence": ["..."],
+                "restricted": ["..."], "tools": {"get_ticket": {"cases": [...],
+                                                               "otherwise": "..."}}}]}
+
+A tool's behaviour is its table: a call whose arguments equal a case's (compared in
+canonical form, :func:`canonical_arguments`: strings with surrounding whitespace dropped,
+inner runs of whitespace folded to one space and case ignored; numbers by value, so ``3``
+and ``3.0`` are one; booleans, arrays and objects exactly, element by element under the
+same rules) returns that case's ``result``; any other call returns the tool's declared
+``otherwise`` text. Nothing is evaluated. A task's ``tools`` object replaces the tables of
+the shared tools it names, for that task only (the schemas stay shared).
+
+Strict: an unknown key, a missing one, a wrong type, a case whose arguments the tool's
+parameters do not declare, two cases with the same canonical arguments, or anything over
+:data:`LIMITS` is a :class:`~ctxbench.core.PointerError` at its JSON pointer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxbench.core import InputError, PointerError, canonical_json
+from ctxbench.workloads.agent import FINAL_ANSWER, AgentTask
+from ctxbench.workloads.tools import ToolSchema
+
+__all__ = ["AGENT_TASKS_V2", "LIMITS", "ToolTable", "canonical_arguments",
+           "parse_agent_task_file"]
+
+AGENT_TASKS_V2 = "ctxbench.agent-tasks.v2"
+#: The bounds of a v2 file (docs/agents.md).
+LIMITS = {"file_bytes": 8 * 1024 * 1024, "tasks": 10_000, "tools": 64, "cases": 2_000,
+          "parameters": 32, "schema_depth": 4, "list_items": 64, "string_chars": 65_536,
+          "name_chars": 64}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
+    "object": dict}
+_SCHEMA_KEYS = {"type", "description", "enum", "items", "properties", "required"}
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return json.dumps(value, ensure_ascii=False)[:60]
+
+
+class _Doc:
+    """Typed reads of one decoded file; every failure a PointerError."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, pointer: str, expected: str, value: Any = None, *,
+             got: str | None = None) -> PointerError:
+        return PointerError(self.where, pointer,
+                            f"expected {expected}, got {got if got else _shown(value)}")
+
+    def obj(self, pointer: str, value: Any, required: set[str],
+            optional: frozenset[str] = frozenset()) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(pointer, "an object", value)
+        for key in value:
+            if key not in required and key not in optional:
+                known = ", ".join(sorted(required | optional))
+                raise PointerError(self.where, f"{pointer}/{key}",
+                                   f"expected one of the keys {known}, got an unknown key")
+        for key in sorted(required):
+            if key not in value:
+                raise PointerError(self.where, f"{pointer}/{key}",
+                                   "expected this key, got none")
+        return value
+
+    def text(self, pointer: str, value: Any, *, limit: int = LIMITS["string_chars"],
+             nonblank: bool = True) -> str:
+        if not isinstance(value, str):
+            raise self.fail(pointer, "a string", value)
+        if len(value) > limit:
+            raise self.fail(pointer, f"at most {limit} characters",
+                            got=f"{len(value)} characters")
+        if nonblank and not value.strip():
+            raise self.fail(pointer, "a non-blank string", value)
+        return value
+
+    def array(self, pointer: str, value: Any, limit: int, *, nonempty: bool = False
+              ) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(pointer, "an array", value)
+        if len(value) > limit:
+            raise self.fail(pointer, f"at most {limit} items", got=f"{len(value)} items")
+        if nonempty and not value:
+            raise self.fail(pointer, "at least one item", got="none")
+        return value
+
+    def name(self, pointer: str, value: Any) -> str:
+        text = self.text(pointer, value, limit=LIMITS["name_chars"])
+        if not _NAME.fullmatch(text):
+            raise self.fail(pointer, "a name of letters, digits, _ . - (a letter or _ "
+                            "first)", text)
+        return text
+
+
+def _canon(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.split()).casefold()
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return int(value) if float(value).is_integer() else float(value)
+    if isinstance(value, list | tuple):
+        return [_canon(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _canon(v) for k, v in value.items()}
+    return repr(value)  # not JSON: never equal to a declared case
+
+
+def canonical_arguments(arguments: Mapping[str, Any]) -> str:
+    """The canonical text a call's arguments are matched on (see the module)."""
+    return canonical_json(_canon(dict(arguments))).decode("utf-8")
+
+
+class ToolTable:
+    """A tool declared as data: the result of each case, else ``otherwise``."""
+
+    def __init__(self, name: str, cases: Mapping[str, str], otherwise: str) -> None:
+        self.name = name
+        self.cases = dict(cases)
+        self.otherwise = otherwise
+
+    def __call__(self, **arguments: Any) -> str:
+        return self.cases.get(canonical_arguments(arguments), self.otherwise)
+
+
+def _check_schema(doc: _Doc, pointer: str, value: Any, depth: int) -> None:
+    """A parameter's JSON-schema: a closed set of keys, a known type, nested bounded."""
+    if depth > LIMITS["schema_depth"]:
+        raise doc.fail(pointer, f"a schema nested at most {LIMITS['schema_depth']} deep",
+                       got="a deeper one")
+    schema = doc.obj(pointer, value, {"type"}, frozenset(_SCHEMA_KEYS - {"type"}))
+    kind = schema["type"]
+    if kind not in _TYPES:
+        raise doc.fail(f"{pointer}/type", f"one of {', '.join(_TYPES)}", kind)
+    if "description" in schema:
+        doc.text(f"{pointer}/description", schema["description"], nonblank=False)
+    if "enum" in schema:
+        for n, item in enumerate(doc.array(f"{pointer}/enum", schema["enum"],
+                                           LIMITS["list_items"], nonempty=True)):
+            _value(doc, f"{pointer}/enum/{n}", {"type": kind}, item)
+    if "items" in schema:
+        if kind != "array":
+            raise doc.fail(f"{pointer}/items", "no items (the type is not array)",
+                           got="items")
+        _check_schema(doc, f"{pointer}/items", schema["items"], depth + 1)
+    if ("properties" in schema or "required" in schema) and kind != "object":
+        raise doc.fail(f"{pointer}/properties", "no properties (the type is not object)",
+                       got="properties")
+    if kind == "object":
+        _check_object(doc, pointer, schema, depth)
+
+
+def _check_object(doc: _Doc, pointer: str, schema: Mapping[str, Any], depth: int) -> None:
+    props = schema.get("properties", {})
+    if not isinstance(props, dict):
+        raise doc.fail(f"{pointer}/properties", "an object", props)
+    if len(props) > LIMITS["parameters"]:
+        raise doc.fail(f"{pointer}/properties", f"at most {LIMITS['parameters']} "
+                       "properties", got=f"{len(props)}")
+    for key, sub in props.items():
+        doc.name(f"{pointer}/properties/{key}", key)
+        _check_schema(doc, f"{pointer}/properties/{key}", sub, depth + 1)
+    for n, key in enumerate(doc.array(f"{pointer}/required", schema.get("required", []),
+                                      LIMITS["parameters"])):
+        if key not in props:
+            raise doc.fail(f"{pointer}/required/{n}", "a declared property name", key)
+
+
+def _value(doc: _Doc, pointer: str, schema: Mapping[str, Any], value: Any) -> None:
+    """A case's argument value must have its parameter's declared type (and enum)."""
+    kind = schema.get("type")
+    expected: type | tuple[type, ...] = _TYPES.get(str(kind), object)
+    if (isinstance(value, bool) and kind != "boolean") or not isinstance(value, expected):
+        raise doc.fail(pointer, f"a value of type {kind}", value)
+    if isinstance(value, str):
+        doc.text(pointer, value, nonblank=False)
+    enum = schema.get("enum")
+    if isinstance(enum, list) and _canon(value) not in [_canon(e) for e in enum]:
+        raise doc.fail(pointer, f"one of the declared enum {_shown(enum)}", value)
+    if kind == "array" and isinstance(value, list):
+        for n, item in enumerate(doc.array(pointer, value, LIMITS["list_items"])):
+            if "items" in schema:
+                _value(doc, f"{pointer}/{n}", schema["items"], item)
+    if kind == "object" and isinstance(value, dict):
+        _arguments(doc, pointer, schema, value)
+
+
+def _arguments(doc: _Doc, pointer: str, schema: Mapping[str, Any], value: Any) -> None:
+    if not isinstance(value, dict):
+        raise doc.fail(pointer, "an object", value)
+    props = schema.get("properties", {})
+    for key, item in value.items():
+        if key not in props:
+            raise doc.fail(f"{pointer}/{key}", f"a declared parameter "
+                           f"({', '.join(props) or 'none declared'})", got=repr(key)[:60])
+        _value(doc, f"{pointer}/{key}", props[key], item)
+    for key in schema.get("required", []):
+        if key not in value:
+            raise PointerError(doc.where, f"{pointer}/{key}",
+                               "expected this required argument, got none")
+
+
+def _table(doc: _Doc, pointer: str, raw: Mapping[str, Any], schema: ToolSchema
+           ) -> ToolTable:
+    cases: dict[str, str] = {}
+    for n, case in enumerate(doc.array(f"{pointer}/cases", raw["cases"], LIMITS["cases"])):
+        at = f"{pointer}/cases/{n}"
+        doc.obj(at, case, {"arguments", "result"})
+        _arguments(doc, f"{at}/arguments", schema.parameters, case["arguments"])
+        key = canonical_arguments(case["arguments"])
+        if key in cases:
+            raise doc.fail(f"{at}/arguments", "arguments no earlier case has (canonical "
+                           "form: whitespace folded, case ignored)", got=key[:60])
+        cases[key] = doc.text(f"{at}/result", case["result"])
+    return ToolTable(schema.name, cases, doc.text(f"{pointer}/otherwise", raw["otherwise"]))
+
+
+def _tool(doc: _Doc, pointer: str, raw: Any) -> tuple[ToolSchema, ToolTable]:
+    doc.obj(pointer, raw, {"name", "description", "parameters", "cases", "otherwise"})
+    name = doc.name(f"{pointer}/name", raw["name"])
+    if name == FINAL_ANSWER:
+        raise doc.fail(f"{pointer}/name", f"a name other than {FINAL_ANSWER} (every task "
+                       "offers it)", name)
+    parameters = raw["parameters"]
+    if isinstance(parameters, dict) and parameters.get("type") != "object":
+        raise doc.fail(f"{pointer}/parameters/type", '"object"', parameters.get("type"))
+    _check_schema(doc, f"{pointer}/parameters", parameters, 1)
+    schema = ToolSchema(name, doc.text(f"{pointer}/description", raw["description"]),
+                        parameters)
+    return schema, _table(doc, pointer, raw, schema)
+
+
+def _strings(doc: _Doc, pointer: str, value: Any) -> tuple[str, ...]:
+    items = doc.array(pointer, value, LIMITS["list_items"])
+    return tuple(doc.text(f"{pointer}/{n}", v) for n, v in enumerate(items))
+
+
+def _task(doc: _Doc, pointer: str, raw: Any, system: str, schemas: Sequence[ToolSchema],
+          tables: Mapping[str, ToolTable]) -> AgentTask:
+    doc.obj(pointer, raw, {"id", "prompt", "answer", "evidence"},
+            frozenset({"restricted", "tools"}))
+    task_id = doc.name(f"{pointer}/id", raw["id"])
+    own = dict(tables)
+    overrides = raw.get("tools", {})
+    if not isinstance(overrides, dict):
+        raise doc.fail(f"{pointer}/tools", "an object (tool name -> its table)", overrides)
+    by_name = {s.name: s for s in schemas}
+    for name, table in overrides.items():
+        at = f"{pointer}/tools/{name}"
+        if name not in by_name:
+            raise doc.fail(at, f"a shared tool's name ({', '.join(by_name)})",
+                           got=repr(name)[:60])
+        own[name] = _table(doc, at, doc.obj(at, table, {"cases", "otherwise"}), by_name[name])
+    restricted = _strings(doc, f"{pointer}/restricted", raw.get("restricted", []))
+    evidence = _strings(doc, f"{pointer}/evidence", raw["evidence"])
+    for n, e in enumerate(evidence):
+        if any(r in e or e in r for r in restricted):
+            raise doc.fail(f"{pointer}/evidence/{n}", "evidence that shares no restricted "
+                           "text (it must be sent; restricted text never is)", e)
+    return AgentTask(task_id, system, doc.text(f"{pointer}/prompt", raw["prompt"]),
+                     tuple(schemas), own, doc.text(f"{pointer}/answer", raw["answer"]),
+                     evidence, restricted)
+
+
+def parse_agent_task_file(data: bytes, where: str) -> tuple[str, tuple[AgentTask, ...]]:
+    """(version, tasks) of a v2 file's bytes; PointerError at the first bad field."""
+    doc = _Doc(where)
+    if len(data) > LIMITS["file_bytes"]:
+        raise InputError(f"{where}: expected at most {LIMITS['file_bytes']} bytes, got "
+                         f"{len(data)}")
+    try:
+        decoded = json.loads(data.decode("utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{where}: expected a JSON agent-task file: {exc}") from exc
+    top = doc.obj("", decoded, {"schema_version", "version", "system", "tools", "tasks"})
+    if top["schema_version"] != AGENT_TASKS_V2:
+        raise doc.fail("/schema_version", repr(AGENT_TASKS_V2), top["schema_version"])
+    version = doc.text("/version", top["version"], limit=LIMITS["name_chars"])
+    system = doc.text("/system", top["system"])
+    schemas: list[ToolSchema] = []
+    tables: dict[str, ToolTable] = {}
+    for n, raw in enumerate(doc.array("/tools", top["tools"], LIMITS["tools"],
+                                      nonempty=True)):
+        schema, table = _tool(doc, f"/tools/{n}", raw)
+        if schema.name in tables:
+            raise doc.fail(f"/tools/{n}/name", "a name no earlier tool has", schema.name)
+        schemas.append(schema)
+        tables[schema.name] = table
+    tasks: list[AgentTask] = []
+    seen: set[str] = set()
+    for n, raw in enumerate(doc.array("/tasks", top["tasks"], LIMITS["tasks"],
+                                      nonempty=True)):
+        task = _task(doc, f"/tasks/{n}", raw, system, schemas, tables)
+        if task.task_id in seen:
+            raise doc.fail(f"/tasks/{n}/id", "an id no earlier task has", task.task_id)
+        seen.add(task.task_id)
+        tasks.append(task)
+    return version, tuple(tasks)
+
