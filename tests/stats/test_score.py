@@ -186,3 +186,34 @@ def test_distinct_clusters_are_numpys_unique_rows(rows: list[tuple[float, float]
         np.testing.assert_array_equal(got_den, expected[:, 1])
         np.testing.assert_array_equal(got_counts, counts.astype(np.float64))
         assert got_counts.dtype == np.float64 and got_num.flags.c_contiguous
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_each_bound_is_where_the_statistic_crosses_the_critical_value(case: int) -> None:
+    # The bracket probes (the normal approximation's bound, then secants) change where
+    # the search starts, never where it ends: at each bound the statistic equals the
+    # critical value, bounded scales and unbounded ratios, small and large samples, with
+    # the bound at the end of the scale when it is there.
+    rng = np.random.default_rng(20261202 + case)
+    n = int(rng.choice([12, 80, 600, 2500]))
+    bounded = case % 2 == 0
+    if bounded:
+        num = np.clip(rng.normal(rng.uniform(-0.3, 0.3), rng.uniform(0.01, 0.6), n), -1, 1)
+        den = np.ones(n)
+        bounds: tuple[float, float] | None = (-1.0, 1.0)
+    else:
+        den = rng.integers(1, 4, n).astype(float)
+        num = den * rng.uniform(0.0, rng.uniform(0.05, 1.0), n)
+        bounds = None
+    interval = score_interval(num, den, bounds=bounds)
+    if interval.degenerate:
+        return
+    crit = t_quantile(0.975, n - 1)
+    for bound, target in ((interval.low, crit), (interval.high, -crit)):
+        assert bound is not None
+        edge = bounds if bounds is not None else (float((num / den).min()),
+                                                 float((num / den).max()))
+        if bound in edge:
+            continue
+        t = score_test(num, den, bound, bounds=bounds).statistic
+        assert t == pytest.approx(target, abs=1e-6)

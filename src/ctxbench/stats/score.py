@@ -71,6 +71,8 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 _ROOT_STEPS = 200
+# Probes of a root's bracket before the regula falsi (see _root).
+_PROBES = 3
 CONTINUITY = 0.5
 """Continuity correction on bounded scales: this share of the largest step of a cluster."""
 
@@ -359,14 +361,41 @@ def _critical(level: float, clusters: int) -> float:
 
 
 def _root(num: FloatArray, den: FloatArray, w: FloatArray, target: float, lo: float,
-          hi: float, extremes: tuple[float, float] | None, shift: float) -> float:
-    """theta0 in [lo, hi] where T crosses ``target`` (T decreases in theta0)."""
+          hi: float, extremes: tuple[float, float] | None, shift: float,
+          guess: float | None = None) -> float:
+    """theta0 in [lo, hi] where T crosses ``target`` (T decreases in theta0).
+
+    ``guess`` (a point near the root: the normal approximation's bound) only narrows the
+    first bracket: the root is the same to the loop's tolerance, found in fewer steps than
+    from an end where T is far from the target or infinite.
+    """
     t_lo = statistic_one(num, den, w, lo, extremes, shift)
     t_hi = statistic_one(num, den, w, hi, extremes, shift)
     if t_lo <= target:
         return lo
     if t_hi >= target:
         return hi
+    # Probes narrow the bracket while one end's T is infinite (the regula falsi would
+    # creep from the other end): the guess, then the secant through the last two finite
+    # values, carried 10% past the target so that it brackets the root.
+    known = (lo, t_lo) if math.isfinite(t_lo) else (hi, t_hi)
+    for _ in range(_PROBES):
+        if guess is None or not lo < guess < hi or (
+                math.isfinite(t_lo) and math.isfinite(t_hi)):
+            break
+        t_guess = statistic_one(num, den, w, guess, extremes, shift)
+        if not math.isfinite(t_guess):
+            break
+        if t_guess == target:
+            return guess
+        if t_guess > target:
+            lo, t_lo = guess, t_guess
+        else:
+            hi, t_hi = guess, t_guess
+        (x, t_x), known = known, (guess, t_guess)
+        if t_guess == t_x:
+            break
+        guess = x + (guess - x) * 1.1 * (target - t_x) / (t_guess - t_x)
     # Regula falsi with the Illinois modification on f = T - target, which keeps the
     # root bracketed and converges superlinearly; one null per step keeps memory at
     # one row of clusters however many there are.
@@ -432,6 +461,11 @@ def _interval(n_arr: FloatArray, d_arr: FloatArray,
     z = n_arr - estimate * d_arr
     degenerate = bool(np.all(np.abs(z) <= 1e-12 * max(1.0, float(np.abs(n_arr).max()))))
     u_num, u_den, w = _distinct(n_arr, d_arr) if distinct is None else distinct
-    low = _root(u_num, u_den, w, crit, lo_end, estimate, extremes, shift)
-    high = _root(u_num, u_den, w, -crit, estimate, hi_end, extremes, shift)
+    # The normal approximation's half-width (the delta method's standard error of the
+    # ratio): where each search starts looking.
+    half = crit * float(np.sqrt((z * z).sum())) / total if math.isfinite(crit) else None
+    low = _root(u_num, u_den, w, crit, lo_end, estimate, extremes, shift,
+                None if half is None else estimate - half)
+    high = _root(u_num, u_den, w, -crit, estimate, hi_end, extremes, shift,
+                 None if half is None else estimate + half)
     return ScoreInterval(estimate, low, high, level, n, degenerate)
