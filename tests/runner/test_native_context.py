@@ -187,3 +187,26 @@ def test_the_carried_item_replaces_what_it_covers_and_keeps_every_call_with_its_
     record = carry.turn_record(3, None)
     assert record["compaction_sent"]["encrypted_content_chars"] == 1
     assert record["compacted"] is False and record["replaced_messages"] == 3
+
+
+def test_the_api_is_recorded_and_a_resume_through_another_api_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conditions = ('[[conditions]]\nname = "full"\nmanager = "full_history"\n\n'
+                  '[[conditions]]\nname = "elided"\nmanager = "elide_tool_outputs"\n'
+                  'budget = 300\n')
+    with ResponsesServer() as server:
+        path = _spec(tmp_path, server, window="offset = 14\nlimit = 1\n",
+                     conditions=conditions)
+        assert run_guarded(run_command, [str(path), "--no-progress"]) == 0
+        trials = _lines(tmp_path / "out" / "agent-trials.jsonl")
+        assert {t["provider_api"] for t in trials} == {"responses"}
+        # The same spec through Chat Completions (the default) may not resume the run.
+        path.write_text(path.read_text(encoding="utf-8").replace('api = "responses"\n', ""),
+                        encoding="utf-8")
+        capsys.readouterr()
+        code = run_guarded(run_command, [str(path), "--no-progress", "--resume"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "provider_api: expected a trial through this spec's API (chat_completions), " \
+           "got responses" in err
+    assert len(err.strip().splitlines()) == 1

@@ -149,6 +149,11 @@ def _check_resumable(spec: AgentSpec, log: Path) -> None:
     from ctxbench.compiler.context_managers.params import declared_params, resolve_params
 
     conditions = {c.name: c for c in spec.conditions}
+    # The API the spec's provider speaks (its default when the spec names none); a line
+    # without one predates the field and was written through the default.
+    apis: tuple[str, ...] = getattr(provider_factory(spec.model.provider), "apis", ())
+    default_api = apis[0] if apis else None
+    api = spec.model.api or default_api
     defaults = {c.name: resolve_params(declared_params(get_context_manager(c.manager)), {})
                 for c in spec.conditions}
     with log.open("rb") as handle:
@@ -162,6 +167,11 @@ def _check_resumable(spec: AgentSpec, log: Path) -> None:
             name = str(trial.get("condition"))
             cond = conditions.get(name)
             recorded = trial.get("params", defaults.get(name))
+            if trial.get("provider_api", default_api) != api:
+                raise InputError(
+                    f"{log}:{number}: provider_api: expected a trial through this spec's "
+                    f"API ({api}), got {str(trial.get('provider_api'))[:60]}; run the "
+                    "changed spec into another output directory")
             if cond is None or (trial.get("manager"), trial.get("budget"), recorded,
                                 trial.get("model")) != (cond.manager, cond.budget,
                                                         cond.params, spec.model.model):

@@ -289,6 +289,11 @@ def open_agent_run(output: str | Path, instance: Provider, *, scorer: str, workl
                 "provider": instance.name, "model": instance.model, "scorer": scorer,
                 "usage_source": instance.usage_source, "cost_source": source,
                 "cost_source_reference": reference, "tokenizer": tokenizer}
+    api = getattr(instance, "api", None)
+    if isinstance(api, str):
+        # The wire API of a provider that speaks several (openai: chat_completions or
+        # responses): the same model answers differently through them.
+        identity["provider_api"] = api
     declare_preregistration(out / "cef-prereg.json", run_preregistration(
         baseline=names[0], conditions=list(names), replicates=replicates, seed=seed))
     return AgentRun(out, instance, identity, TrialLog(out / "agent-trials.jsonl", resume=True),
