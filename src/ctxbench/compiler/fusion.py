@@ -110,8 +110,8 @@ def fuse(index: ContextIndex, policy: Policy, ranked: list[tuple[int, float]],
         if score > 0:
             fused.append((chunk_id, score * (1.0 + value_mix * share)))
     fused.sort(key=lambda item: (-item[1], item[0]))
-    top = fused[0][1]
-    return [(chunk_id, score / top) for chunk_id, score in fused]
+    top = fused[0][1]  # as many as BM25 ranked: the selection looks at far fewer
+    return [(chunk_id, score / top) for chunk_id, score in fused[:len(ranked)]]
 
 
 def ranked_chunks(index: ContextIndex, policy: Policy, query: str, top_n: int

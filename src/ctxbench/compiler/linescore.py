@@ -26,6 +26,7 @@ weights. Constants were fitted on dev-nl and held-out-nl, checked on dev
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["ECHO_SHARE", "VALUE_SHARE", "binds_literal", "bound_names", "rescore"]
 
@@ -49,6 +50,8 @@ _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 def bound_names(line: bytes) -> tuple[bytes, ...]:
     """The names ``line`` binds, first one first (see module); names shorter than 3
     characters are left out (``i = 0`` names nothing worth following)."""
+    if b"=" not in line and b":" not in line:
+        return ()  # binds nothing: no assignment, default, entry or definition
     found: list[bytes] = []
     m = _BINDING.match(line)
     if m is not None:
@@ -59,7 +62,14 @@ def bound_names(line: bytes) -> tuple[bytes, ...]:
 
 def binds_literal(line: bytes) -> bool:
     """True when ``line`` binds a name to a literal value (see module)."""
-    return bool(bound_names(line)) and _LITERAL.search(line) is not None
+    return _facts(line)[1]
+
+
+@lru_cache(maxsize=1 << 16)
+def _facts(line: bytes) -> tuple[tuple[bytes, ...], bool]:
+    # Kept per line text: query-free, and a line is weighed again for every query.
+    names = bound_names(line)
+    return names, bool(names) and _LITERAL.search(line) is not None
 
 
 def _mentions(text: bytes, name: bytes) -> bool:
@@ -87,14 +97,12 @@ def rescore(data: bytes, lines: list[Range], weights: list[float], gate: float =
     out = list(weights)
     heavy = [j for j, w in enumerate(weights) if w > 0.0]
     for i, text in enumerate(texts):
-        names = bound_names(text)
+        names, literal = _facts(text)
         if not names:
             continue
         echo = 0.0
         for j in heavy:
             if j != i and weights[j] > echo and any(_mentions(texts[j], n) for n in names):
                 echo = weights[j]
-        out[i] += gate * ECHO_SHARE * echo
-        if VALUE_SHARE > 0 and _LITERAL.search(text) is not None:
-            out[i] += gate * VALUE_SHARE * top
+        out[i] += gate * (ECHO_SHARE * echo + (VALUE_SHARE * top if literal else 0.0))
     return out
