@@ -96,13 +96,15 @@ def rescore(data: bytes, lines: list[Range], weights: list[float], gate: float =
     texts = [data[a:b] for a, b in lines]
     out = list(weights)
     heavy = [j for j, w in enumerate(weights) if w > 0.0]
+    heavy_text = b"\n".join(texts[j] for j in heavy)  # one C-level test per name first
     for i, text in enumerate(texts):
         names, literal = _facts(text)
         if not names:
             continue
         echo = 0.0
-        for j in heavy:
-            if j != i and weights[j] > echo and any(_mentions(texts[j], n) for n in names):
+        named = [n for n in names if n in heavy_text]
+        for j in heavy if named else ():
+            if j != i and weights[j] > echo and any(_mentions(texts[j], n) for n in named):
                 echo = weights[j]
         out[i] += gate * (ECHO_SHARE * echo + (VALUE_SHARE * top if literal else 0.0))
     return out
