@@ -1,7 +1,9 @@
 """Choose excerpts under a token budget: evidence windows first, widened by merit.
 
-``compiled`` ranks the permitted chunks with BM25 and then works at line granularity
-inside the best ``CANDIDATES`` of them (see :mod:`ctxbench.compiler.evidence`):
+``compiled`` ranks the permitted chunks with BM25 (from ``FUSE_FROM`` tokens up fused
+with file scores and the share of value-binding lines, :mod:`ctxbench.compiler.fusion`)
+and then works at line granularity inside the best ``CANDIDATES`` of them (see
+:mod:`ctxbench.compiler.evidence` and :mod:`ctxbench.compiler.linescore`):
 
 * each candidate chunk scoring at least ``RELATIVE_FLOOR`` of the top one offers an
   *opening*: its enclosing heading, signature or key path plus a window of
