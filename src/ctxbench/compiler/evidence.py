@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from ctxbench.compiler.linescore import rescore
 from ctxbench.compiler.retrieval import normalize_term, raw_terms
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def names_in(data: bytes, start: int, end: int) -> tuple[frozenset[str], ...]:
 class QueryMatcher:
     """Weights of query terms and a single pass over a chunk to find them (see module)."""
 
-    __slots__ = ("_by_term", "_pattern", "_weight", "total")
+    __slots__ = ("_by_term", "_pattern", "_weight", "gate", "total")
 
     def __init__(self, query: str, weight_of: dict[str, float]) -> None:
         weights: dict[bytes, float] = {}
@@ -87,6 +88,9 @@ class QueryMatcher:
         self._weight = weights
         self._by_term = weight_of
         self.total = float(sum(weight_of.values()))
+        # How much the paraphrase priors of ctxbench.compiler.linescore count: none until
+        # the compiled selection sets it (ctxbench.compiler.fusion.lexical_gate).
+        self.gate = 0.0
         if weights:
             # Longest first, so "tokenrefresh" wins over "token" at the same position.
             alternatives = b"|".join(re.escape(w) for w in sorted(weights, key=len, reverse=True))
@@ -116,7 +120,7 @@ class QueryMatcher:
             if known and all(t in self._by_term for t in known):
                 line = bisect_right(starts, m.start() - lo) - 1
                 out[line] += DEFINITION_BONUS * sum(self._by_term[t] for t in set(known))
-        return out
+        return rescore(data, lines, out, self.gate)
 
     def naming_weight(self, data: bytes, start: int, end: int) -> float:
         """The largest summed weight of the terms of a name the range defines or heads,

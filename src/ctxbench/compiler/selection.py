@@ -1,7 +1,9 @@
 """Choose excerpts under a token budget: evidence windows first, widened by merit.
 
-``compiled`` ranks the permitted chunks with BM25 and then works at line granularity
-inside the best ``CANDIDATES`` of them (see :mod:`ctxbench.compiler.evidence`):
+``compiled`` ranks the permitted chunks with BM25 (from ``FUSE_FROM`` tokens up fused
+with file scores and the share of value-binding lines, :mod:`ctxbench.compiler.fusion`)
+and then works at line granularity inside the best ``CANDIDATES`` of them (see
+:mod:`ctxbench.compiler.evidence` and :mod:`ctxbench.compiler.linescore`):
 
 * each candidate chunk scoring at least ``RELATIVE_FLOOR`` of the top one offers an
   *opening*: its enclosing heading, signature or key path plus a window of
@@ -40,12 +42,11 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-import numpy as np
-
 from ctxbench.compiler.evidence import QueryMatcher, Window
 from ctxbench.compiler.fill import GAP_TOKENS as _GAP_TOKENS
 from ctxbench.compiler.fill import MAX_BYTES_PER_TOKEN as _MAX_BYTES_PER_TOKEN
 from ctxbench.compiler.fill import bridge, bridged, close, fill
+from ctxbench.compiler.fusion import FUSE_FROM, by_naming, fuse, ranked_chunks
 from ctxbench.compiler.index import ContextIndex
 from ctxbench.compiler.ladder import SEED_BASE, StepMemo, step_below
 from ctxbench.compiler.links import links_from
@@ -197,38 +198,6 @@ class PacketParts:
         return Selection((), text, count, empty_reason)
 
 
-def _ranked(index: ContextIndex, policy: Policy, query: str) -> tuple[list[tuple[int, float]],
-                                                                       str | None]:
-    """Permitted chunks with a positive score, best first (ties by corpus order)."""
-    view = index.view(policy)
-    if not len(view.chunk_ids):
-        return [], "no artifact with text is permitted by the policy"
-    scores = view.scores(index.query_ids(query))
-    hits = np.flatnonzero(scores > 0)
-    if not len(hits):
-        return [], "no permitted text matches the query"
-    chunk_ids = view.chunk_ids[hits]
-    order = np.lexsort((chunk_ids, -scores[hits]))[:TOP_N]
-    top = float(scores[hits[order[0]]])
-    return [(int(chunk_ids[i]), float(scores[hits[i]]) / top) for i in order], None
-
-
-def _by_naming(index: ContextIndex, ranked: list[tuple[int, float]],
-               matcher: QueryMatcher) -> list[tuple[int, float]]:
-    """Re-rank: a chunk that defines or heads a name made only of query terms gains
-    ``NAMING_BONUS`` times that name's share of the query weight (BM25 favours short
-    chunks; a long class body that *is* the asked-for class should not lose to them)."""
-    if matcher.total <= 0:
-        return ranked
-    boosted = []
-    for chunk_id, relevance in ranked:
-        share = matcher.names_weight(index.chunk_names(chunk_id)) / matcher.total
-        boosted.append((chunk_id, relevance + NAMING_BONUS * share))
-    boosted.sort(key=lambda item: (-item[1], item[0]))
-    top = boosted[0][1]
-    return [(chunk_id, score / top) for chunk_id, score in boosted]
-
-
 def _near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
     """Term Jaccard similarity >= NEAR_DUPLICATE (it is at most the ratio of the sizes)."""
     if min(len(a), len(b)) < NEAR_DUPLICATE * max(len(a), len(b)):
@@ -239,7 +208,7 @@ def _near_duplicate(a: frozenset[int], b: frozenset[int]) -> bool:
 
 def select_naive(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """``naive_top_k``: the top ``NAIVE_K`` chunks by BM25, as-is, until one does not fit."""
-    ranked, reason = _ranked(index, policy, query)
+    ranked, reason = ranked_chunks(index, policy, query, TOP_N)
     packet = PacketParts(index, budget)
     for chunk_id, _ in ranked[:NAIVE_K]:
         chunk = index.chunks[chunk_id]
@@ -329,32 +298,36 @@ class Draft:
 
 def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int) -> Selection:
     """The ``compiled`` strategy (see the module docstring)."""
-    ranked, reason = _ranked(index, policy, query)
+    ranked, reason = ranked_chunks(index, policy, query, TOP_N)
     if not ranked:
         return Draft(index, budget).finish(reason or "nothing was selected")
     matcher = QueryMatcher(query, index.query_weights(query, policy))
+    fused = fuse(index, policy, ranked, matcher, CANDIDATES)
     if NAMING_BONUS > 0:
-        ranked = _by_naming(index, ranked, matcher)
-    return _select(index, policy, ranked, matcher, budget, (policy.digest(), query), {})
+        ranked, fused = by_naming(index, ranked, matcher, NAMING_BONUS), \
+            by_naming(index, fused, matcher, NAMING_BONUS)
+    return _select(index, policy, (ranked, fused), matcher, budget, (policy.digest(), query), {})
 
 
 _STEPS: StepMemo[Selection] = StepMemo()
 
 
-
-def _select(index: ContextIndex, policy: Policy, ranked: list[tuple[int, float]],
+def _select(index: ContextIndex, policy: Policy,
+            rankings: tuple[list[tuple[int, float]], list[tuple[int, float]]],
             matcher: QueryMatcher, budget: int, key: tuple[str, str],
             weighed: dict[int, tuple[list[Range], list[float]]]) -> Selection:
-    """The selection at ``budget`` from the ranked chunks, starting from the one at the
-    ladder step below (:mod:`ctxbench.compiler.ladder`; the ranking, and each candidate's
-    lines and line weights in ``weighed``, are made once for all steps)."""
+    """The selection at ``budget`` from the ranked chunks (BM25's, or from
+    ``FUSE_FROM`` tokens up the fused one), starting from the one at the ladder step
+    below (:mod:`ctxbench.compiler.ladder`; the rankings, and each candidate's lines and
+    line weights in ``weighed``, are made once for all steps)."""
     hit = _STEPS.get(index, (*key, budget))
     if hit is not None:
         return hit
+    ranked = rankings[budget >= FUSE_FROM]
     draft = Draft(index, budget)
     step = step_below(budget)
     if step is not None:  # start from the ladder step below: nothing it holds is lost
-        for excerpt in _select(index, policy, ranked, matcher, step, key, weighed).excerpts:
+        for excerpt in _select(index, policy, rankings, matcher, step, key, weighed).excerpts:
             draft.add(int(index.position(excerpt.artifact_id) or 0), excerpt.ranges, keep=True)
     open_bytes = int(min(MAX_OPEN_BYTES, max(MIN_OPEN_BYTES,
                                              BYTES_PER_TOKEN * budget / WINDOWS_PER_BUDGET)))
