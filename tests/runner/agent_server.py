@@ -11,40 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 
+from .json_loopback import JsonLoopback
 
-class AgentServer:
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        server = self
-        self.problems: list[str] = []
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                server.bodies.append(body)
-                reply = server.answer(body)
-                data = json.dumps(reply).encode("utf-8")
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("x-request-id", f"req-{len(server.bodies)}")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+class AgentServer(JsonLoopback):
+    def respond(self, path: str, body: dict[str, Any],
+                number: int) -> tuple[int, dict[str, Any], dict[str, str]]:
+        return 200, self.answer(body), {"x-request-id": f"req-{number}"}
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
@@ -67,12 +42,3 @@ class AgentServer:
             message = {"role": "assistant", "content": fact[-1] if fact else ""}
         return {"id": "cmpl", "choices": [{"index": 0, "message": message,
                                            "finish_reason": "stop"}], "usage": usage}
-
-    def __enter__(self) -> AgentServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()

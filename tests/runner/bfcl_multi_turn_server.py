@@ -10,43 +10,22 @@ every body.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 
+from .json_loopback import JsonLoopback
 
-class MultiTurnServer:
+
+class MultiTurnServer(JsonLoopback):
     def __init__(self, truths: Mapping[str, Sequence[Sequence[tuple[str, dict[str, Any]]]]],
                  first_messages: Mapping[str, str]) -> None:
         self.truths = truths
         self.first = {text: task_id for task_id, text in first_messages.items()}
-        self.bodies: list[dict[str, Any]] = []
-        self.problems: list[str] = []
-        server = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                server.bodies.append(body)
-                data = json.dumps(server.answer(body)).encode("utf-8")
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("x-request-id", f"req-{len(server.bodies)}")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+    def respond(self, path: str, body: dict[str, Any],
+                number: int) -> tuple[int, dict[str, Any], dict[str, str]]:
+        return 200, self.answer(body), {"x-request-id": f"req-{number}"}
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
@@ -72,12 +51,3 @@ class MultiTurnServer:
                                            "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": words, "completion_tokens": 9,
                           "total_tokens": words + 9}}
-
-    def __enter__(self) -> MultiTurnServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()

@@ -25,11 +25,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from .json_loopback import JsonLoopback
 
 
 def _text(item: dict[str, Any]) -> str:
@@ -51,45 +50,21 @@ def decode_state(content: str) -> dict[str, Any]:
     return value
 
 
-class ResponsesServer:
+class ResponsesServer(JsonLoopback):
     def __init__(self, faults: Mapping[str, str] | None = None, *,
                  request_ids: bool = True) -> None:
-        self.bodies: list[dict[str, Any]] = []
+        super().__init__()
         self.replies: list[dict[str, Any]] = []
-        self.problems: list[str] = []
         self.faults = dict(faults or {})
         self.request_ids = request_ids
-        server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                with server.lock:
-                    server.bodies.append(body)
-                    number = len(server.bodies)
-                status, reply = (404, {"error": {"message": "not found"}}) \
-                    if self.path != "/v1/responses" else server.answer(body, number)
-                with server.lock:
-                    server.replies.append(reply)
-                data = json.dumps(reply).encode("utf-8")
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                if server.request_ids:
-                    self.send_header("x-request-id", f"req-{number}")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+    def respond(self, path: str, body: dict[str, Any],
+                number: int) -> tuple[int, dict[str, Any], dict[str, str]]:
+        status, reply = (404, {"error": {"message": "not found"}}) \
+            if path != "/v1/responses" else self.answer(body, number)
+        with self.lock:
+            self.replies.append(reply)
+        return status, reply, {"x-request-id": f"req-{number}"} if self.request_ids else {}
 
     def _check(self, body: dict[str, Any]) -> None:
         if body.get("store") is not False:
@@ -179,12 +154,3 @@ class ResponsesServer:
         if malformed:
             del call["call_id"]
         return call
-
-    def __enter__(self) -> ResponsesServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
