@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -113,13 +114,12 @@ class QueryMatcher:
             if key not in seen:
                 seen.add(key)
                 out[line] += self._weight[m.group()]
-        for m in _DEFINITION.finditer(data, lo, hi):
-            name = (m.group(1) or m.group(2)).decode("utf-8", "replace").rsplit(".", 1)[-1]
-            parts = [normalize_term(t.lower()) for t in _NAME_PART.findall(name)]
-            known = [t for t in parts if t is not None]
-            if known and all(t in self._by_term for t in known):
-                line = bisect_right(starts, m.start() - lo) - 1
-                out[line] += DEFINITION_BONUS * sum(self._by_term[t] for t in set(known))
+        line_start = lo == 0 or data[lo - 1] == 0x0A
+        by_term = self._by_term
+        for at, known in _definitions(data[lo:hi]):
+            if (at or line_start) and all(t in by_term for t in known):
+                line = bisect_right(starts, at) - 1
+                out[line] += DEFINITION_BONUS * sum(by_term[t] for t in set(known))
         return rescore(data, lines, out, self.gate)
 
     def naming_weight(self, data: bytes, start: int, end: int) -> float:
@@ -152,6 +152,22 @@ class QueryMatcher:
         return self._pattern is None
 
 
+@lru_cache(maxsize=1 << 14)
+def _definitions(segment: bytes) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """(offset, the name's known terms) of each definition in ``segment``, the text of a
+    chunk's lines: query-free, so kept per text (a chunk is weighed again for every
+    query). A match at offset 0 is a line start only when the segment opens one (the
+    caller knows)."""
+    found = []
+    for m in _DEFINITION.finditer(segment):
+        name = (m.group(1) or m.group(2)).decode("utf-8", "replace").rsplit(".", 1)[-1]
+        parts = [normalize_term(t.lower()) for t in _NAME_PART.findall(name)]
+        known = tuple(t for t in parts if t is not None)
+        if known:
+            found.append((m.start(), known))
+    return tuple(found)
+
+
 @dataclass(slots=True)
 class Window:
     """A run of lines ``[lo, hi)`` of one chunk, grown around its best line."""
@@ -165,14 +181,12 @@ class Window:
 
     @classmethod
     def around_best(cls, lines: list[Range], weights: list[float]) -> Window:
-        n = len(weights)
-
-        def smoothed(i: int) -> float:
-            left = weights[i - 1] if i else 0.0
-            right = weights[i + 1] if i + 1 < n else 0.0
-            return weights[i] + 0.5 * (left + right)
-
-        best = max(range(n), key=lambda i: (smoothed(i), -i))
+        # Each line's weight plus half its neighbours'; the first best line wins a tie
+        # (max keeps the first of equal keys).
+        left = [0.0, *weights[:-1]]
+        right = [*weights[1:], 0.0]
+        smoothed = [w + 0.5 * (a + b) for w, a, b in zip(weights, left, right, strict=True)]
+        best = max(range(len(weights)), key=smoothed.__getitem__)
         return cls(lines, weights, best, best + 1)
 
     def state(self) -> tuple[int, int, int, int]:
