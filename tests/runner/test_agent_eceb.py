@@ -178,6 +178,24 @@ def test_a_disallowed_artifact_is_never_sent_and_fails_the_policy_gate(tmp_path:
         assert "NS-2291" not in json.dumps(item.value)
 
 
+def test_an_artifact_also_refused_for_restricted_text_still_fails_the_policy_gate(
+        tmp_path: Path) -> None:
+    # The task restricts a phrase of the contract too: the text check refuses the turn
+    # first, and its failure must still name the artifact it held (fail closed).
+    task = replace(_leaky(_tasks("price-blue-kettle")[0]), restricted=("NS-2291",))
+    outcome = asyncio.run(run_agent(Recording(), task, get_context_manager("full_history"),
+                                    budget=None, tokenizer=get_tokenizer()))
+    assert outcome.error_type is not None and outcome.error_type.startswith(
+        "context_manager_failed:forbidden_text: the messages or details hold text the task "
+        "restricts")
+    assert "contract:norden-supply" in outcome.final_artifacts
+    run_agent_experiment(tmp_path, tasks=[task], conditions=LADDER[:2])
+    result = _task(_report(tmp_path), "price-blue-kettle")
+    assert {(f["strategy"], f["code"]) for f in result["failures"] if f["gate"] == "policy"} \
+        == {("full_permitted_context", "disallowed_classification"),
+            ("compiled", "disallowed_classification")}
+
+
 def test_a_denied_artifact_fails_the_policy_gate_as_denied(tmp_path: Path) -> None:
     task = _leaky(_tasks("price-blue-kettle")[0], "internal", denied=True)
     run_agent_experiment(tmp_path, tasks=[task], conditions=LADDER[:2])

@@ -234,3 +234,92 @@ def test_too_many_tools_tasks_and_cases_are_refused() -> None:
                                 for n in range(LIMITS["cases"] + 1)]
     with pytest.raises(InputError, match=r"/tools/0/cases: expected at most 2000 items"):
         _parse(doc)
+
+
+def test_the_examples_artifacts_label_every_task() -> None:
+    _, tasks = load_agent_tasks(EXAMPLE)
+    by_id = {t.task_id: t for t in tasks}
+    chain = by_id["chain-ticket-ip"]
+    assert chain.required_artifacts == ("get_ticket:inc-4821", "get_host_config:web-07")
+    assert chain.allowed_classifications == ("public", "internal")
+    db = {a.artifact_id: a for a in chain.artifacts}["get_host_config:db-02"]
+    assert db.classification == "restricted" and db.kind == "infrastructure"
+    # Each artifact is a text a tool returns.
+    assert db.text == chain.execute(ToolCall("get_host_config", {"hostname": "db-02"}))
+
+
+def _with(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    doc = _doc()
+    change(doc)
+    return doc
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        target: Any = doc
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return change
+
+
+def _drop(path: tuple[Any, ...]) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        target: Any = doc
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+    return change
+
+
+def _no_artifacts(doc: dict[str, Any]) -> None:
+    del doc["artifacts"]
+
+
+@pytest.mark.parametrize(("change", "pointer", "expected"), [
+    (_set(("artifacts", 0, "kind"), "wiki"), "/artifacts/0/kind", "expected one of code"),
+    (_set(("artifacts", 0, "classification"), "secret"), "/artifacts/0/classification",
+     "expected one of public"),
+    (_set(("artifacts", 1, "id"), "get_ticket:inc-4821"), "/artifacts/1/id", "a new id"),
+    (_set(("artifacts", 0, "id"), "has space"), "/artifacts/0/id", "a new id"),
+    (_set(("artifacts", 1, "path"), "get_ticket/inc-4821.txt"), "/artifacts/1/path",
+     "a new portable corpus-relative path"),
+    (_set(("artifacts", 0, "path"), "../outside.txt"), "/artifacts/0/path",
+     "portable corpus-relative path"),
+    (_set(("artifacts", 0, "text"), "a text no tool returns"), "/artifacts/0/text",
+     "some case's result holds verbatim"),
+    (_set(("artifacts", 0, "owner"), "x"), "/artifacts/0/owner", "unknown key"),
+    (_drop(("artifacts", 0, "classification")), "/artifacts/0/classification",
+     "expected this key"),
+    (_drop(("tasks", 0, "allowed_classifications")), "/tasks/0/allowed_classifications",
+     "nothing is inferred"),
+    (_set(("tasks", 0, "allowed_classifications"), ["top-secret"]),
+     "/tasks/0/allowed_classifications/0", "expected one of public"),
+    (_set(("tasks", 0, "required_artifacts"), ["get_ticket:inc-9"]),
+     "/tasks/0/required_artifacts/0", "the id of an artifact of the file"),
+    (_set(("tasks", 0, "denied_artifacts"), ["nope"]), "/tasks/0/denied_artifacts/0",
+     "the id of an artifact of the file"),
+    (_set(("tasks", 0, "required_artifacts"), ["get_host_config:db-02"]),
+     "/tasks/0/required_artifacts/0", "its classification allowed"),
+    (_set(("tasks", 0, "denied_artifacts"), ["get_ticket:inc-4821"]),
+     "/tasks/0/required_artifacts/0", "not denied"),
+    (_set(("artifacts",), {"a": 1}), "/artifacts", "expected an array"),
+])
+def test_every_bad_artifact_or_label_is_refused_at_its_pointer(
+        change: Callable[[dict[str, Any]], None], pointer: str, expected: str) -> None:
+    with pytest.raises(InputError) as caught:
+        _parse(_with(change))
+    message = str(caught.value)
+    assert f"tasks.json: {pointer}:" in message and expected in message, message
+
+
+def test_labels_without_artifacts_are_refused() -> None:
+    with pytest.raises(InputError, match="/tasks/0/allowed_classifications: expected no "
+                                          "ECEB labels"):
+        _parse(_with(_no_artifacts))
+    doc = _with(_no_artifacts)
+    for task in doc["tasks"]:
+        for key in ("allowed_classifications", "required_artifacts", "denied_artifacts"):
+            task.pop(key, None)
+    _, tasks = _parse(doc)
+    assert all(t.artifacts == () and t.allowed_classifications == () for t in tasks)

@@ -20,6 +20,13 @@ same rules) returns that case's ``result``; any other call returns the tool's de
 ``otherwise`` text. Nothing is evaluated. A task's ``tools`` object replaces the tables of
 the shared tools it names, for that task only (the schemas stay shared).
 
+A file may declare the **artifacts** its tools read (ECEB corpus records: ``id``,
+corpus-relative ``path``, ``kind``, ``classification`` and the exact ``text``, which some
+case's result must hold verbatim); each task then lists the classifications it may send
+(``allowed_classifications``, required: nothing is inferred), the artifacts its answer
+needs (``required_artifacts``) and any it may never send (``denied_artifacts``), and the
+run gets an ECEB verdict (docs/agents.md).
+
 Strict: an unknown key, a missing one, a wrong type, a case whose arguments the tool's
 parameters do not declare, two cases with the same canonical arguments, or anything over
 :data:`LIMITS` is a :class:`~ctxbench.core.PointerError` at its JSON pointer.
@@ -33,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxbench.core import InputError, PointerError, canonical_json
-from ctxbench.workloads.agent import FINAL_ANSWER, AgentTask
+from ctxbench.workloads.agent import FINAL_ANSWER, AgentArtifact, AgentTask
 from ctxbench.workloads.tools import ToolSchema
 
 __all__ = ["AGENT_TASKS_V2", "LIMITS", "ToolTable", "canonical_arguments",
@@ -43,7 +50,8 @@ AGENT_TASKS_V2 = "ctxbench.agent-tasks.v2"
 #: The bounds of a v2 file (docs/agents.md).
 LIMITS = {"file_bytes": 8 * 1024 * 1024, "tasks": 10_000, "tools": 64, "cases": 2_000,
           "parameters": 32, "schema_depth": 4, "list_items": 64, "string_chars": 65_536,
-          "name_chars": 64}
+          "name_chars": 64, "artifacts": 2_000, "artifact_id_chars": 128,
+          "path_chars": 512}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
@@ -257,10 +265,79 @@ def _strings(doc: _Doc, pointer: str, value: Any) -> tuple[str, ...]:
     return tuple(doc.text(f"{pointer}/{n}", v) for n, v in enumerate(items))
 
 
+def _artifacts(doc: _Doc, value: Any, results: Sequence[str]) -> tuple[AgentArtifact, ...]:
+    from ctxbench.protocols.eceb.benchmark import ID_PATTERN
+    from ctxbench.protocols.eceb.paths import path_problem
+    from ctxbench.protocols.eceb.records import CLASSIFICATIONS, KINDS
+
+    found: list[AgentArtifact] = []
+    ids: set[str] = set()
+    paths: set[str] = set()
+    for n, raw in enumerate(doc.array("/artifacts", value, LIMITS["artifacts"])):
+        at = f"/artifacts/{n}"
+        doc.obj(at, raw, {"id", "path", "kind", "classification", "text"})
+        a_id = doc.text(f"{at}/id", raw["id"], limit=LIMITS["artifact_id_chars"])
+        if not ID_PATTERN.fullmatch(a_id) or a_id in ids:
+            raise doc.fail(f"{at}/id", "a new id from [A-Za-z0-9._:-]", a_id)
+        path = doc.text(f"{at}/path", raw["path"], limit=LIMITS["path_chars"])
+        problem = path_problem(path)
+        if problem is not None or path in paths:
+            raise doc.fail(f"{at}/path", "a new portable corpus-relative path"
+                           f"{f' ({problem})' if problem else ''}", path)
+        for key, vocabulary in (("kind", KINDS), ("classification", CLASSIFICATIONS)):
+            if raw[key] not in vocabulary:
+                raise doc.fail(f"{at}/{key}", f"one of {', '.join(vocabulary)}", raw[key])
+        text = doc.text(f"{at}/text", raw["text"])
+        if not any(text in r for r in results):
+            raise doc.fail(f"{at}/text", "a text some case's result holds verbatim (the "
+                           "artifact a tool returns)", text)
+        ids.add(a_id)
+        paths.add(path)
+        found.append(AgentArtifact(a_id, path, raw["kind"], raw["classification"], text))
+    return tuple(found)
+
+
+def _labels(doc: _Doc, pointer: str, raw: Mapping[str, Any],
+            artifacts: Sequence[AgentArtifact]) -> dict[str, tuple[str, ...]]:
+    """A task's ECEB labels, checked against the file's artifacts."""
+    from ctxbench.protocols.eceb.records import CLASSIFICATIONS
+
+    keys = ("allowed_classifications", "required_artifacts", "denied_artifacts")
+    if not artifacts:
+        for key in keys:
+            if key in raw:
+                raise doc.fail(f"{pointer}/{key}", "no ECEB labels (the file declares no "
+                               "artifacts)", raw[key])
+        return {}
+    if "allowed_classifications" not in raw:
+        raise PointerError(doc.where, f"{pointer}/allowed_classifications",
+                           "expected this key (a task lists what it may send; nothing is "
+                           "inferred), got none")
+    labels = {key: _strings(doc, f"{pointer}/{key}", raw.get(key, [])) for key in keys}
+    for n, c in enumerate(labels["allowed_classifications"]):
+        if c not in CLASSIFICATIONS:
+            raise doc.fail(f"{pointer}/allowed_classifications/{n}",
+                           f"one of {', '.join(CLASSIFICATIONS)}", c)
+    by_id = {a.artifact_id: a for a in artifacts}
+    for key in ("required_artifacts", "denied_artifacts"):
+        for n, a_id in enumerate(labels[key]):
+            if a_id not in by_id:
+                raise doc.fail(f"{pointer}/{key}/{n}", "the id of an artifact of the file",
+                               a_id)
+    for n, a_id in enumerate(labels["required_artifacts"]):
+        if a_id in labels["denied_artifacts"] or \
+                by_id[a_id].classification not in labels["allowed_classifications"]:
+            raise doc.fail(f"{pointer}/required_artifacts/{n}", "an artifact the task may "
+                           "send (not denied, its classification allowed)", a_id)
+    return labels
+
+
 def _task(doc: _Doc, pointer: str, raw: Any, system: str, schemas: Sequence[ToolSchema],
-          tables: Mapping[str, ToolTable]) -> AgentTask:
+          tables: Mapping[str, ToolTable],
+          artifacts: Sequence[AgentArtifact] = ()) -> AgentTask:
     doc.obj(pointer, raw, {"id", "prompt", "answer", "evidence"},
-            frozenset({"restricted", "tools"}))
+            frozenset({"restricted", "tools", "allowed_classifications",
+                       "required_artifacts", "denied_artifacts"}))
     task_id = doc.name(f"{pointer}/id", raw["id"])
     own = dict(tables)
     overrides = raw.get("tools", {})
@@ -279,9 +356,13 @@ def _task(doc: _Doc, pointer: str, raw: Any, system: str, schemas: Sequence[Tool
         if any(r in e or e in r for r in restricted):
             raise doc.fail(f"{pointer}/evidence/{n}", "evidence that shares no restricted "
                            "text (it must be sent; restricted text never is)", e)
+    labels = _labels(doc, pointer, raw, artifacts)
     return AgentTask(task_id, system, doc.text(f"{pointer}/prompt", raw["prompt"]),
                      tuple(schemas), own, doc.text(f"{pointer}/answer", raw["answer"]),
-                     evidence, restricted)
+                     evidence, restricted, tuple(artifacts) if labels else (),
+                     labels.get("required_artifacts", ()),
+                     labels.get("allowed_classifications", ()),
+                     labels.get("denied_artifacts", ()))
 
 
 def parse_agent_task_file(data: bytes, where: str) -> tuple[str, tuple[AgentTask, ...]]:
@@ -294,7 +375,8 @@ def parse_agent_task_file(data: bytes, where: str) -> tuple[str, tuple[AgentTask
         decoded = json.loads(data.decode("utf-8"))
     except ValueError as exc:
         raise InputError(f"{where}: expected a JSON agent-task file: {exc}") from exc
-    top = doc.obj("", decoded, {"schema_version", "version", "system", "tools", "tasks"})
+    top = doc.obj("", decoded, {"schema_version", "version", "system", "tools", "tasks"},
+                  frozenset({"artifacts"}))
     if top["schema_version"] != AGENT_TASKS_V2:
         raise doc.fail("/schema_version", repr(AGENT_TASKS_V2), top["schema_version"])
     version = doc.text("/version", top["version"], limit=LIMITS["name_chars"])
@@ -308,11 +390,21 @@ def parse_agent_task_file(data: bytes, where: str) -> tuple[str, tuple[AgentTask
             raise doc.fail(f"/tools/{n}/name", "a name no earlier tool has", schema.name)
         schemas.append(schema)
         tables[schema.name] = table
+    raw_tasks = doc.array("/tasks", top["tasks"], LIMITS["tasks"], nonempty=True)
+    artifacts: tuple[AgentArtifact, ...] = ()
+    if "artifacts" in top:
+        # A task's own tables are read with the task; their results count here too.
+        results = [r for t in tables.values() for r in (*t.cases.values(), t.otherwise)]
+        results += [str(c.get("result")) for t in raw_tasks if isinstance(t, dict)
+                    and isinstance(t.get("tools"), dict)
+                    for table in t["tools"].values() if isinstance(table, dict)
+                    and isinstance(table.get("cases"), list)
+                    for c in table["cases"] if isinstance(c, dict)]
+        artifacts = _artifacts(doc, top["artifacts"], results)
     tasks: list[AgentTask] = []
     seen: set[str] = set()
-    for n, raw in enumerate(doc.array("/tasks", top["tasks"], LIMITS["tasks"],
-                                      nonempty=True)):
-        task = _task(doc, f"/tasks/{n}", raw, system, schemas, tables)
+    for n, raw in enumerate(raw_tasks):
+        task = _task(doc, f"/tasks/{n}", raw, system, schemas, tables, artifacts)
         if task.task_id in seen:
             raise doc.fail(f"/tasks/{n}/id", "an id no earlier task has", task.task_id)
         seen.add(task.task_id)

@@ -336,13 +336,16 @@ def check_decision(name: str, request: ContextRequest, result: Any, *,
                                         "earlier message shows")
         shown.update(c.call_id for c in m.tool_calls)
     texts = [t for m in messages for t in (m.content, *(c.arguments for c in m.tool_calls))]
+    # The withheld artifacts a refused decision holds are named whatever refuses it, so
+    # that ECEB's policy gate sees the violation (fail closed).
+    held = withheld_in(texts + [v for _, v in details], withheld, permitted) \
+        if withheld else ()
     secrets = [s.encode("utf-8") for s in restricted if s]
     if secrets and (any(s in t for s in restricted if s for t in texts)
                     or shares_restricted_run(texts + [v for _, v in details], secrets, ())):
         raise ContextManagerFailure(name, "forbidden_text", "the messages or details hold "
-                                    "text the task restricts")
-    held = withheld_in(texts + [v for _, v in details], withheld, permitted) \
-        if withheld else ()
+                                    "text the task restricts", artifact_ids=held,
+                                    messages=messages if held else ())
     if held:
         named = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
         raise ContextManagerFailure(
