@@ -375,3 +375,17 @@ def test_every_writer_shape_replays_end_to_end_from_the_cli(
         assert (record["task_score"], record["evidence_recall"]) == (
             outcome.score, outcome.evidence_recall)
     assert (tmp_path / "out" / "report.html").is_file()
+
+
+def test_a_trace_no_writer_produces_stops_the_run_with_one_located_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [json.loads(x) for x in (SHAPES / "openclaw-v2.jsonl").read_text().splitlines()]
+    rows[0]["version"] = 4
+    bad = tmp_path / "s.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    path = spec(tmp_path, f'format = "agent_traces"\ntrace_format = "openclaw"\n'
+                f'source = "{bad}"\n')
+    code = run_guarded(run_command, [str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{bad}:1: version: expected a session version 1, 2 or 3" in err
