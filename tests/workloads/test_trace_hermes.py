@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from trace_shapes import SHAPES, hermes_agent, text_of
 
-from ctxbench.core import FieldError
+from ctxbench.core import FieldError, InputError
 from ctxbench.workloads.agent_traces import decision_points, skipped_summary
 from ctxbench.workloads.calls import ToolCall
 from ctxbench.workloads.trace_hermes import read_hermes_trajectories
@@ -126,3 +128,37 @@ def test_what_no_writer_produces_is_a_located_error(
         tmp_path: Path, row: dict[str, object], message: str) -> None:
     with pytest.raises(FieldError, match=message):
         read_hermes_trajectories(_write(tmp_path, [row]))
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+_VALUE = st.sampled_from(["<think>\nx", "<tool_call>\n{\"name\": \"terminal\", "
+                          "\"arguments\": {}}\n</tool_call>", "<tool_response>\n{\"name\": "
+                          "\"terminal\", \"content\": \"ok\"}\n</tool_response>",
+                          "<tool_response>\n{\"name\": \"unknown\", \"content\": 1}\n"
+                          "</tool_response>", "[CONTEXT SUMMARY]: s", "plain"]) \
+    | st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image_url", "x"]),
+                                      "text": _JSON}), max_size=2)
+_TURN = st.fixed_dictionaries(
+    {"from": st.sampled_from(["system", "human", "gpt", "tool"]), "value": _VALUE},
+    optional={"tool_calls": st.lists(st.fixed_dictionaries({"function": st.fixed_dictionaries(
+        {"name": st.sampled_from(["terminal", 3]),
+         "arguments": st.sampled_from(["{}", "{bad", {}, 1])})}), max_size=2) | _JSON})
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(conversations=st.lists(_TURN, max_size=6), partial=_JSON, metadata=_JSON)
+def test_any_batch_line_is_a_trace_or_a_located_error(
+        tmp_path_factory: pytest.TempPathFactory, conversations: list[object],
+        partial: object, metadata: object) -> None:
+    path = tmp_path_factory.mktemp("h") / "t.jsonl"
+    path.write_text(json.dumps({"conversations": conversations, "completed": True,
+                                "partial": partial, "metadata": metadata}) + "\n")
+    try:
+        (trace,) = read_hermes_trajectories(path)
+    except InputError as exc:
+        assert str(exc).startswith(f"{path}:1: ") and len(str(exc)) < 2000
+    else:
+        assert all(trace.messages[n].role == "assistant" for n in trace.not_moves)
+        decision_points(trace)

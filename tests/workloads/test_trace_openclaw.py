@@ -9,9 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from trace_shapes import SHAPES, openclaw_tree, text_of
 
-from ctxbench.core import FieldError
+from ctxbench.core import FieldError, InputError
 from ctxbench.workloads.agent_traces import decision_points, skipped_summary
 from ctxbench.workloads.calls import ToolCall
 from ctxbench.workloads.trace_openclaw import read_openclaw_session
@@ -137,3 +139,45 @@ def test_a_hook_message_in_a_version_3_file_is_set_aside(tmp_path: Path) -> None
     trace = read_openclaw_session(_write(tmp_path, rows))
     assert "line 20: message role hookMessage" in trace.skipped
     assert "Report the space freed." not in [m.content for m in trace.messages]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+_BLOCK = st.fixed_dictionaries({"type": st.sampled_from(["text", "image", "thinking",
+                                                         "toolCall", "x"]),
+                                "text": _JSON, "id": st.sampled_from(["t1", "t2"]),
+                                "name": _JSON, "arguments": _JSON, "mimeType": _JSON})
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(version=st.sampled_from([None, 1, 2, 3, 4, "3", True]), entries=st.lists(
+    st.fixed_dictionaries({
+        "type": st.sampled_from(["message", "compaction", "branch_summary", "custom_message",
+                                 "session", "label", "future"]),
+        "id": st.sampled_from(["a", "b", "c", "d"]),
+        "parentId": st.sampled_from([None, "a", "b", "c", "z", 5]),
+        "summary": _JSON, "content": _JSON | st.lists(_BLOCK, max_size=3),
+        "message": st.fixed_dictionaries({
+            "role": st.sampled_from(["user", "assistant", "toolResult", "custom",
+                                     "hookMessage", "bashExecution", "branchSummary"]),
+            "content": _JSON | st.lists(_BLOCK, max_size=3), "toolCallId": _JSON,
+            "stopReason": st.sampled_from(["stop", "toolUse", "error", "aborted"]),
+            "model": st.sampled_from(["m", "delivery-mirror"]), "command": _JSON,
+            "output": _JSON, "excludeFromContext": _JSON})}), max_size=5))
+def test_any_session_of_any_version_is_a_trace_or_a_located_error(
+        tmp_path_factory: pytest.TempPathFactory, version: object,
+        entries: list[dict[str, object]]) -> None:
+    path = tmp_path_factory.mktemp("o") / "s.jsonl"
+    header: dict[str, object] = {"type": "session", "id": "s", "timestamp": "t", "cwd": "/"}
+    if version is not None:
+        header["version"] = version
+    path.write_text("".join(json.dumps(e) + "\n" for e in [header, *entries]))
+    try:
+        trace = read_openclaw_session(path)
+    except InputError as exc:
+        assert str(exc).startswith(f"{path}:") and len(str(exc)) < 2000
+    else:
+        assert all(n < len(trace.messages) and trace.messages[n].role == "assistant"
+                   for n in trace.not_moves)
+        decision_points(trace)
