@@ -29,22 +29,23 @@ def test_the_committed_files_are_what_the_builders_write(name: str) -> None:
 def test_agent_trajectories_multimodal_reasoning_and_its_own_summaries() -> None:
     done, failed = read_hermes_trajectories(SHAPES / "hermes-trajectory_samples.jsonl")
     assert (done.completed, failed.completed) == (True, False)
-    assert [m.role for m in done.messages] == ["system", "user", "assistant", "tool",
-                                               "assistant", "user", "assistant", "tool",
+    assert [m.role for m in done.messages] == ["system", "user", "assistant", "assistant",
+                                               "tool", "user", "assistant", "tool",
                                                "assistant"]
     assert done.messages[1].content == "Why is the disk full?\n[screenshot]"
-    assert done.messages[2].content == "" and "<think>" not in done.messages[2].content
+    assert done.messages[3].content == "" and done.messages[3].tool_calls[0].name == "terminal"
     # the response past the calls (the writer names it "unknown") is set aside, listed
-    assert json.loads(done.messages[3].content) == {"output": "41G /var/log", "exit_code": 0}
-    assert done.skipped == ("line 1: tool response past the calls (conversations[3], "
+    assert json.loads(done.messages[4].content) == {"output": "41G /var/log", "exit_code": 0}
+    assert done.skipped == ("line 1: tool response past the calls (conversations[4], "
                             "block 2)",)
-    # the agent's compressor wrote message 4: history, never a reference move
-    assert done.messages[4].content.startswith("[CONTEXT SUMMARY]:")
-    assert done.not_moves == frozenset({4})
+    # the agent's compressor wrote message 2 right after the user: history, never a move
+    assert done.messages[2].content.startswith("[CONTEXT SUMMARY]:")
+    assert done.not_moves == frozenset({2})
     points = decision_points(done)
-    assert [(p.index, p.kind) for p in points] == [(2, "action"), (6, "action"),
-                                                   (8, "answer")]
-    assert points[0].score([ToolCall("terminal", {"command": "du -sh /var/*"})], None) == 1.0
+    assert [(p.index, p.kind) for p in points] == [(6, "action"), (8, "answer")]
+    assert points[0].score([ToolCall("terminal", {"command": "ls -S /var/log | head -1"})],
+                           None) == 1.0
+    assert points[1].evidence == ("journal",)
     assert [t.name for t in done.tools] == ["terminal"]
     # a scratchpad left open: the reasoning is dropped, the run gives no points
     assert failed.messages[-1].content == "" and decision_points(failed) == ()
@@ -110,16 +111,16 @@ def _turn(n: int, **change: object) -> dict[str, object]:
      r"t\.jsonl:1: conversations\[1\]\.value\[0\]: expected a text \{type, text: string\} "
      "or image part"),
     (_turn(2, value=["x"]), r"t\.jsonl:1: conversations\[2\]: expected \{from: "),
-    (_turn(2, tool_calls=[{"function": {"name": "terminal", "arguments": "{}"}}]),
-     r"t\.jsonl:1: conversations\[2\]\.tool_calls: expected calls in one form"),
+    (_turn(3, tool_calls=[{"function": {"name": "terminal", "arguments": "{}"}}]),
+     r"t\.jsonl:1: conversations\[3\]\.tool_calls: expected calls in one form"),
     (_turn(6, value="Checking.", tool_calls=[{"function": {"name": "terminal",
                                                            "arguments": "{bad"}}]),
      r"t\.jsonl:1: conversations\[6\]\.tool_calls\[0\]\.function\.arguments: expected a "
      "JSON object"),
-    (_turn(3, value="<tool_response>\n{\"name\": \"terminal\", \"content\": 1}\n"
+    (_turn(4, value="<tool_response>\n{\"name\": \"terminal\", \"content\": 1}\n"
                     "</tool_response>\n<tool_response>\n{\"name\": \"other\", \"content\": "
                     "2}\n</tool_response>"),
-     r"t\.jsonl:1: conversations\[3\]\.value: expected 1 to 1 <tool_response> blocks "
+     r"t\.jsonl:1: conversations\[4\]\.value: expected 1 to 1 <tool_response> blocks "
      r"\(one per call; the writer names one past them 'unknown'\)"),
     (_turn(7, value="plain output"),
      r"t\.jsonl:1: conversations\[7\]\.value: expected 1 to 1 <tool_response> blocks"),

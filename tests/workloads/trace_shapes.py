@@ -256,14 +256,16 @@ def hermes_agent() -> list[Row]:
     """save_trajectory lines: a multimodal question (images already ``[screenshot]``),
     native reasoning, a turn the agent's context compressor wrote, a response past the
     calls (``unknown``), and a failed run whose last turn left a scratchpad open."""
+    # agent/context_compressor.py: the summary after the protected head takes the role
+    # "assistant" when the head ends with the user, then the kept tail follows
     done = [_system(_HERMES_TOOLS),
             {"from": "human", "value": [_text("Why is the disk full?"),
                                         _text("[screenshot]")]},
+            _gpt("[CONTEXT SUMMARY]: the user asked why the disk is full; the root volume "
+                 "is at 97%."),
             _gpt("", [("terminal", {"command": "du -sh /var/*"})], think="Measure first."),
             _tool(("call_a1", "terminal", {"output": "41G /var/log", "exit_code": 0}),
                   ("call_a2", "unknown", "stray output")),
-            _gpt("[CONTEXT SUMMARY]: the user asked why the disk is full; /var/log holds "
-                 "41G."),
             {"from": "human", "value": "Which log is largest?"},
             _gpt("Checking.", [("terminal", {"command": "ls -S /var/log | head -1"})]),
             _tool(("call_b1", "terminal", "journal")),
