@@ -18,9 +18,10 @@ from ctxbench.runner.providers.base import get_provider
 from ctxbench.runner.trace_experiment import recorded_move
 from ctxbench.runner.trace_replay import replay_points
 from ctxbench.workloads.agent_tasks import agent_tasks
-from ctxbench.workloads.agent_traces import decision_points
+from ctxbench.workloads.agent_traces import decision_points, skipped_summary
 from ctxbench.workloads.bfcl_multi_turn import load_multi_turn
 from ctxbench.workloads.trace_hermes import read_hermes_trajectories
+from ctxbench.workloads.trace_openclaw import read_openclaw_session
 
 from .agent_server import AgentServer
 
@@ -335,3 +336,56 @@ def test_ctrl_c_reports_the_trials_done_and_resume_goes_on(
     done = run_experiment(path, resume=True)
     assert not done.interrupted and (done.completed, done.skipped) == (4, 2)
     assert len(lines(log)) == 6 and (tmp_path / "out" / "cef-report.json").is_file()
+
+
+SHAPES = TRACES / "shapes"  # built by tests/workloads/trace_shapes.py, writer by writer
+
+
+@pytest.mark.parametrize(("trace_format", "names"), [
+    ("hermes", ("hermes-trajectory_samples.jsonl", "hermes-batch.jsonl",
+                "hermes-compressed.jsonl", "hermes-structured.jsonl")),
+    ("openclaw", ("openclaw-tree.jsonl", "openclaw-v1.jsonl", "openclaw-v2.jsonl",
+                  "openclaw-incomplete.jsonl"))])
+def test_every_writer_shape_replays_end_to_end_from_the_cli(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], trace_format: str,
+        names: tuple[str, ...]) -> None:
+    sources = ", ".join(f'"{SHAPES / n}"' for n in names)
+    path = spec(tmp_path, f'format = "agent_traces"\ntrace_format = "{trace_format}"\n'
+                f"source = [{sources}]\n")
+    code = run_guarded(run_command, [str(path), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    read = read_hermes_trajectories if trace_format == "hermes" else \
+        (lambda p: (read_openclaw_session(p),))
+    traces = [t for n in names for t in read(SHAPES / n)]
+    points = [p for t in traces for p in decision_points(t)]
+    # a completed run of each file gives points; the failed, partial and aborted give none
+    assert {p.trace.source.split(":")[0] for p in points} == {
+        str(SHAPES / n) for n in names if "incomplete" not in n}
+    note = skipped_summary(traces)
+    assert note is not None and note in out.splitlines()
+    trials = lines(tmp_path / "out" / "agent-trials.jsonl")
+    assert len(trials) == 3 * len(points)
+    assert {t["trace_agent"] for t in trials} == {trace_format}
+    expected = replay_points(get_provider("fixture"), points, [
+        (get_context_manager("full_history"), None)], tokenizer=get_tokenizer())
+    cef = {(r["condition"], r["task_id"]): r for r in lines(tmp_path / "out" / "cef-trials.jsonl")}
+    for outcome in expected:
+        record = cef[("full", outcome.point_id)]
+        assert (record["task_score"], record["evidence_recall"]) == (
+            outcome.score, outcome.evidence_recall)
+    assert (tmp_path / "out" / "report.html").is_file()
+
+
+def test_a_trace_no_writer_produces_stops_the_run_with_one_located_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [json.loads(x) for x in (SHAPES / "openclaw-v2.jsonl").read_text().splitlines()]
+    rows[0]["version"] = 4
+    bad = tmp_path / "s.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    path = spec(tmp_path, f'format = "agent_traces"\ntrace_format = "openclaw"\n'
+                f'source = "{bad}"\n')
+    code = run_guarded(run_command, [str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{bad}:1: version: expected a session version 1, 2 or 3" in err

@@ -63,7 +63,8 @@ def test_openclaw_session_follows_the_leaf_path() -> None:
     assert trace.model == "claude-sonnet-4-5"
     assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant"]
     assert "It might be in settings." not in [m.content for m in trace.messages]
-    assert trace.skipped == ("line 2: model_change", "line 7: custom")
+    assert trace.skipped == ("line 2: model_change", "line 7: custom",
+                             "entries off the path from the last entry: 1")
     assert trace.messages[1].tool_calls[0].call_id == "toolu_01A"
     assert "TIMEOUT_S = 12.5" in trace.messages[2].content
     assert [(t.name, list(t.parameters["properties"])) for t in trace.tools] == \
@@ -111,8 +112,13 @@ def test_bad_traces_are_located(tmp_path: Path) -> None:
                        "of an earlier toolCall"):
         read_openclaw_session(_write(tmp_path, "s.jsonl", lines))
     lines = [json.loads(x) for x in OPENCLAW.read_text().splitlines()]
-    lines[-1]["parentId"] = "nope"
-    with pytest.raises(FieldError, match=r"s\.jsonl:8: parentId: expected the id of an entry"):
+    lines[-1]["parentId"] = 7
+    with pytest.raises(FieldError, match=r"s\.jsonl:8: parentId: expected a string or null, "
+                       "got the integer 7"):
+        read_openclaw_session(_write(tmp_path, "s.jsonl", lines))
+    lines[0]["version"] = 4
+    with pytest.raises(FieldError, match=r"s\.jsonl:1: version: expected a session version "
+                       "1, 2 or 3"):
         read_openclaw_session(_write(tmp_path, "s.jsonl", lines))
 
 

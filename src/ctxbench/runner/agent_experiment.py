@@ -121,18 +121,19 @@ def _run(spec: AgentSpec, options: dict[str, Any]) -> AgentRunSummary:
             spec.output, tasks=load_multi_turn(category, limit=spec.limit, offset=spec.offset),
             workload=f"bfcl-{category}", pricing=pricing, **limits, **common)
     from ctxbench.runner.trace_experiment import run_trace_experiment
-    from ctxbench.workloads.agent_traces import decision_points
+    from ctxbench.workloads.agent_traces import decision_points, skipped_summary
     from ctxbench.workloads.trace_hermes import read_hermes_trajectories
     from ctxbench.workloads.trace_openclaw import read_openclaw_session
 
     traces = [t for s in spec.sources for t in (read_hermes_trajectories(s)
               if spec.trace_format == "hermes" else (read_openclaw_session(s),))]
     points = _window(tuple(p for t in traces for p in decision_points(t)), spec)
+    note = skipped_summary(traces)
     return run_trace_experiment(
         spec.output, points=points, temperature=spec.model.temperature,
         workload=f"agent-traces-{spec.trace_format}",
         workload_version=blake3_json([blake3_file(s) for s in spec.sources])[:32],
-        pricing=pricing, **limits, **common)
+        pricing=pricing, notes=(note,) if note else (), **limits, **common)
 
 
 def _shown(c: AgentConditionSpec) -> str:

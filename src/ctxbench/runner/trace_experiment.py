@@ -27,6 +27,7 @@ recorded), so the CEF, public-eval and HTML reports are written by
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -119,9 +120,10 @@ def run_trace_experiment(
     max_output_tokens: int = 256, temperature: float = 0.0,
     workload: str = "agent-traces", workload_version: str = "1",
     tokenizer: str = DEFAULT_TOKENIZER, pricing: PricingSnapshot | None = None,
-    self_hosted: bool = False,
+    self_hosted: bool = False, notes: Sequence[str] = (),
 ) -> AgentRunSummary:
-    """Replay every (point, condition, replicate) not yet recorded, then write the reports."""
+    """Replay every (point, condition, replicate) not yet recorded, then write the reports;
+    ``notes`` (what the trace readers set aside) open the summary's lines."""
     names = check_conditions(conditions)
     if not points:
         raise InputError("points: expected at least one decision point (a completed trace "
@@ -144,5 +146,6 @@ def run_trace_experiment(
             temperature=temperature, seed=seed + replicate, params=params[c.name])
         return _record(point, c, replicate, outcome, run.identity, pricing, params[c.name])
 
-    return run_agent_matrix(run, [(p.point_id, p) for p in points], conditions, replicates,
-                            trial)
+    summary = run_agent_matrix(run, [(p.point_id, p) for p in points], conditions,
+                               replicates, trial)
+    return dataclasses.replace(summary, verdicts=(*notes, *summary.verdicts))

@@ -38,10 +38,11 @@ from ctxbench.workloads.calls import ToolCall
 from ctxbench.workloads.tools import ToolSchema
 
 __all__ = ["MAX_TRACE_MESSAGES", "DecisionPoint", "RecordedTrace", "answer_f1",
-           "decision_points", "recorded_tools"]
+           "decision_points", "recorded_tools", "skipped_summary"]
 
 MAX_TRACE_MESSAGES = 20_000
 """The most messages one trace may hold (a reader refuses a longer one, located)."""
+_COUNTED = re.compile(r"([^:]+): (\d+)")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
@@ -49,7 +50,9 @@ _PUNCTUATION = str.maketrans("", "", string.punctuation)
 @dataclass(frozen=True, slots=True)
 class RecordedTrace:
     """One recorded session: its messages, the tools it offered and how it ended;
-    ``skipped`` names the recorded entries that are not conversation (file line, kind)."""
+    ``skipped`` names the recorded entries that are not conversation (file line, kind);
+    ``not_moves`` holds the indices of assistant messages the agent wrote without its
+    model (a compaction summary, a delivered-text mirror): history, never a reference."""
 
     trace_id: str
     agent: str
@@ -59,6 +62,7 @@ class RecordedTrace:
     messages: tuple[AgentMessage, ...]
     tools: tuple[ToolSchema, ...]
     skipped: tuple[str, ...] = ()
+    not_moves: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +139,13 @@ def answer_f1(answer: str, reference: str) -> float:
 
 def decision_points(trace: RecordedTrace) -> tuple[DecisionPoint, ...]:
     """Every assistant message of a completed trace that follows a user message or tool
-    results, as a decision point (none for a trace that did not complete)."""
+    results and is the model's move (not in ``not_moves``), as a decision point (none for
+    a trace that did not complete)."""
     if not trace.completed:
         return ()
     points = []
     for n, message in enumerate(trace.messages):
-        if message.role != "assistant" or n == 0 \
+        if message.role != "assistant" or n == 0 or n in trace.not_moves \
                 or trace.messages[n - 1].role not in ("user", "tool"):
             continue
         points.append(DecisionPoint(f"{trace.trace_id}@{n}", trace, n, trace.messages[:n],
@@ -160,3 +165,26 @@ def recorded_tools(messages: Sequence[AgentMessage]) -> tuple[ToolSchema, ...]:
                             {"type": "object",
                              "properties": {k: {} for k in sorted(keys)}})
                  for name, keys in sorted(seen.items()))
+
+
+def skipped_summary(traces: Sequence[RecordedTrace]) -> str | None:
+    """One line counting what the traces recorded but replay does not use as conversation
+    (by kind, each listed in its trace's ``skipped``) and the assistant messages that are
+    not moves; None when there is nothing."""
+    kinds: Counter[str] = Counter()
+    for trace in traces:
+        for text in trace.skipped:
+            counted = _COUNTED.fullmatch(text)
+            if counted is not None:  # "what: N", a count of entries
+                kinds[counted.group(1)] += int(counted.group(2))
+                continue
+            what = text.split(": ", 1)[1] if text.startswith("line ") else text
+            kinds[what.split(" (", 1)[0]] += 1
+    not_moves = sum(len(t.not_moves) for t in traces)
+    if not kinds and not not_moves:
+        return None
+    parts = [f"{kind} x{count}" for kind, count in sorted(kinds.items())]
+    if not_moves:
+        parts.append(f"assistant messages that are not the model's moves x{not_moves}")
+    return (f"traces: {sum(kinds.values())} recorded entries not replayed as conversation, "
+            "each listed in its trace's skipped: " + "; ".join(parts))
