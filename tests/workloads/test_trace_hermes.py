@@ -163,3 +163,17 @@ def test_any_batch_line_is_a_trace_or_a_located_error(
     else:
         assert all(trace.messages[n].role == "assistant" for n in trace.not_moves)
         decision_points(trace)
+
+
+def test_a_null_model_at_the_top_falls_back_to_the_metadata(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in
+            (SHAPES / "hermes-batch.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[0]["model"] = None
+    path = tmp_path / "batch.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    first, _ = read_hermes_trajectories(path)
+    assert first.model == "anthropic/claude-sonnet-4.6"
+    rows[0]["metadata"]["model"] = 7
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(FieldError, match="metadata.model: expected a string"):
+        read_hermes_trajectories(path)

@@ -208,9 +208,14 @@ def _outcome(t: _Line, row: dict[str, Any]) -> tuple[bool, str | None]:
     metadata = row.get("metadata", {})
     if not isinstance(metadata, dict):
         raise t.fail("metadata", "an object", metadata)
-    model = row.get("model", metadata.get("model"))
+    # The agent's file names the model at the top (null when it had none to name); the
+    # batch runner's in its metadata.
+    model = row.get("model")
+    at = "model"
+    if model is None:
+        model, at = metadata.get("model"), "metadata.model"
     if model is not None and not isinstance(model, str):
-        raise t.fail("model" if "model" in row else "metadata.model", "a string", model)
+        raise t.fail(at, "a string", model)
     return completed and not partial, model
 
 
