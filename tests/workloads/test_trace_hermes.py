@@ -175,5 +175,5 @@ def test_a_null_model_at_the_top_falls_back_to_the_metadata(tmp_path: Path) -> N
     assert first.model == "anthropic/claude-sonnet-4.6"
     rows[0]["metadata"]["model"] = 7
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    with pytest.raises(FieldError, match="metadata.model: expected a string"):
+    with pytest.raises(FieldError, match=r"metadata\.model: expected a string"):
         read_hermes_trajectories(path)
