@@ -202,7 +202,7 @@ def test_every_bad_field_is_refused_at_its_pointer(mutate: Mutation, message: st
 
 
 def test_file_level_errors(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"tasks.json: expected a JSON agent-task file"):
+    with pytest.raises(InputError, match=r"tasks\.json:1: expected valid JSON, got "):
         parse_agent_task_file(b"{", "tasks.json")
     with pytest.raises(InputError, match=r"tasks.json: /: expected an object, got an array"):
         parse_agent_task_file(b"[]", "tasks.json")
@@ -323,3 +323,20 @@ def test_labels_without_artifacts_are_refused() -> None:
             task.pop(key, None)
     _, tasks = _parse(doc)
     assert all(t.artifacts == () and t.allowed_classifications == () for t in tasks)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"schema_version": "ctxbench.agent-tasks.v2", "schema_version": "x"}',
+     "/schema_version: expected each key at most once in an object"),
+    ("[" * 100_000, "expected JSON nested at most 64 deep"),
+    ('{"schema_version": "ctxbench.agent-tasks.v2", "version": NaN}', "/version"),
+])
+def test_a_file_the_strict_json_rules_refuse_is_a_located_error(
+        tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_agent_tasks(path)
+    assert expected in str(caught.value) and len(str(caught.value)) < 600
+    with pytest.raises(InputError, match="expected"):
+        parse_agent_task_file(text.encode("utf-8"), "tasks.json")

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxbench.core import InputError, PointerError, canonical_json
+from ctxbench.core.jsonl import loads_strict
 from ctxbench.workloads.agent import FINAL_ANSWER, AgentArtifact, AgentTask
 from ctxbench.workloads.tools import ToolSchema
 
@@ -372,7 +373,9 @@ def parse_agent_task_file(data: bytes, where: str) -> tuple[str, tuple[AgentTask
         raise InputError(f"{where}: expected at most {LIMITS['file_bytes']} bytes, got "
                          f"{len(data)}")
     try:
-        decoded = json.loads(data.decode("utf-8"))
+        # Strict: a duplicate key, a non-finite number or nesting past the bound is a
+        # located error, never the last value silently kept or a recursion error.
+        decoded = loads_strict(data.decode("utf-8"), path=where, line=None)
     except ValueError as exc:
         raise InputError(f"{where}: expected a JSON agent-task file: {exc}") from exc
     top = doc.obj("", decoded, {"schema_version", "version", "system", "tools", "tasks"},

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core import InputError, PointerError
+from ctxbench.core.jsonl import loads_strict
 from ctxbench.workloads.agent import AgentArtifact, AgentTask
 from ctxbench.workloads.agent_task_file import AGENT_TASKS_V2, LIMITS, parse_agent_task_file
 from ctxbench.workloads.tools import ToolSchema
@@ -138,7 +139,7 @@ def load_agent_tasks(path: str | Path) -> tuple[str, tuple[AgentTask, ...]]:
         if len(data) > LIMITS["file_bytes"]:
             raise InputError(f"{where}: expected at most {LIMITS['file_bytes']} bytes, got "
                              "more")
-        doc = json.loads(data.decode("utf-8"))
+        doc = loads_strict(data.decode("utf-8"), path=where, line=None)
     except (OSError, ValueError) as exc:
         raise InputError(f"{where}: expected a JSON agent-task file: {exc}") from exc
     _need(where, "", doc, dict, "an object")
