@@ -177,3 +177,15 @@ def test_a_null_model_at_the_top_falls_back_to_the_metadata(tmp_path: Path) -> N
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(FieldError, match=r"metadata\.model: expected a string"):
         read_hermes_trajectories(path)
+
+
+def test_a_tool_call_block_nested_past_the_stack_is_a_located_error(tmp_path: Path) -> None:
+    row = {"conversations": [{"from": "system", "value": "x"}, {"from": "human", "value": "hi"},
+                             {"from": "gpt",
+                              "value": "<tool_call>" + "[" * 100_000 + "</tool_call>"}],
+           "completed": True, "model": "m"}
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(FieldError, match=r"deep\.jsonl:1: conversations\[2\]\.value: expected "
+                                         r"<tool_call> blocks holding JSON"):
+        read_hermes_trajectories(path)

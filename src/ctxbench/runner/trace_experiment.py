@@ -68,7 +68,7 @@ def recorded_move(point: DecisionPoint) -> str:
     for ref in refs:
         try:
             arguments = json.loads(ref.arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             arguments = None
         parts.append(render_calls([ToolCall(ref.name, arguments)])[1:-1]
                      if isinstance(arguments, dict) else f"{ref.name}({ref.arguments})")

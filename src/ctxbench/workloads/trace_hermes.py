@@ -76,7 +76,7 @@ class _Line:
     def json_block(self, field_name: str, text: str, what: str) -> Any:
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting past the stack
             raise self.fail(field_name, what, text[:80]) from None
 
 
