@@ -203,3 +203,21 @@ def test_main_restores_keyboard_interrupt_before_a_command_runs() -> None:
 
     assert run(["--version"]) == 0
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_while_the_spec_is_read_says_nothing_was_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The window between the command's module loading and the run taking its output
+    # directory: the spec being read (and its format checked).
+    import ctxbench.runner.experiment as experiment
+
+    def interrupted(path: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "load_spec", interrupted)
+    path = spec(tmp_path)
+    assert run(["run", str(path), "--no-progress"]) == 130
+    assert capsys.readouterr().err == \
+        "ctxbench: interrupted while starting; nothing was run or written\n"
+    assert not (tmp_path / "out").exists()

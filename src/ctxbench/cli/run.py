@@ -7,7 +7,7 @@ import sys
 import click
 
 from ctxbench.cli.errors import EXIT_INTERRUPTED
-from ctxbench.runner.experiment import RunSummary, run_experiment
+from ctxbench.runner.experiment import RunSummary, StartInterrupted, run_experiment
 
 __all__ = ["print_summary", "run"]
 
@@ -42,8 +42,12 @@ def run(spec: str, resume: bool, no_progress: bool) -> int:
       ctxbench run experiments/support-qa.toml
       ctxbench run experiments/support-qa.toml --resume
     """
-    summary = run_experiment(spec, resume=resume,
-                             show_progress=not no_progress and sys.stderr.isatty())
+    try:
+        summary = run_experiment(spec, resume=resume,
+                                 show_progress=not no_progress and sys.stderr.isatty())
+    except StartInterrupted:
+        click.echo("ctxbench: interrupted while starting; nothing was run or written", err=True)
+        return EXIT_INTERRUPTED
     if summary.interrupted:
         click.echo(f"interrupted after {summary.completed} trial(s); every finished trial is "
                    f"recorded in {summary.output / 'trials.jsonl'}", err=True)

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from ctxbench.protocols.cef.prereg import Preregistration
     from ctxbench.runner.ray_backend import RayExecutor
 
-__all__ = ["RunStopped", "RunSummary", "run_experiment", "run_loaded"]
+__all__ = ["RunStopped", "RunSummary", "StartInterrupted", "run_experiment", "run_loaded"]
 
 FIXTURE_LABEL = ("conformance fixture: answers from the deterministic extractive reader, "
                  "word counts as tokens, zero cost; not a measurement of any model")
@@ -115,15 +115,27 @@ def _pricing(spec: ExperimentSpec) -> tuple[CostSource, PricingSnapshot | None, 
              "source_reference": snapshot.source_reference})
 
 
+class StartInterrupted(KeyboardInterrupt):
+    """Ctrl-C while the spec was still being read, before the run took its output
+    directory: nothing was run or written (the command line says so)."""
+
+
 def run_experiment(spec_path: str | os.PathLike[str], *, resume: bool = False,
                    show_progress: bool = False, provider_options: dict[str, Any] | None = None,
                    ) -> RunSummary:
     """Load ``spec_path`` and run it (see :func:`run_loaded`); an agent-run spec
     (``[workload] format`` agent, bfcl_multi_turn or agent_traces) runs through
-    :func:`ctxbench.runner.agent_experiment.run_agent_spec`."""
-    from ctxbench.runner.agent_experiment import agent_spec_format, run_agent_spec
+    :func:`ctxbench.runner.agent_experiment.run_agent_spec`. Ctrl-C while the spec is
+    read raises :class:`StartInterrupted`; from then on it is the run's (an interrupted
+    summary)."""
+    try:
+        from ctxbench.runner.agent_experiment import agent_spec_format, run_agent_spec
 
-    if agent_spec_format(spec_path) is not None:
+        agent = agent_spec_format(spec_path) is not None
+        spec = None if agent else load_spec(spec_path)
+    except KeyboardInterrupt:
+        raise StartInterrupted from None
+    if spec is None:
         done = run_agent_spec(spec_path, resume=resume, provider_options=provider_options,
                               spec_arg=str(spec_path))
         return RunSummary(output=done.output, run_id=done.run_id,
@@ -132,7 +144,7 @@ def run_experiment(spec_path: str | os.PathLike[str], *, resume: bool = False,
                           resume_command=done.resume_command, torn_line=None,
                           reports=dict(done.reports), verdicts=list(done.verdicts),
                           labels=list(done.labels))
-    return run_loaded(load_spec(spec_path), resume=resume, show_progress=show_progress,
+    return run_loaded(spec, resume=resume, show_progress=show_progress,
                       provider_options=provider_options, spec_arg=str(spec_path))
 
 
