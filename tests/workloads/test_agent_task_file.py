@@ -340,3 +340,32 @@ def test_a_file_the_strict_json_rules_refuse_is_a_located_error(
     assert expected in str(caught.value) and len(str(caught.value)) < 600
     with pytest.raises(InputError, match="expected"):
         parse_agent_task_file(text.encode("utf-8"), "tasks.json")
+
+
+@pytest.mark.parametrize("value", [10**30, 1e300, float("inf"), float("nan"),
+                                   json.loads("[" * 900 + "]" * 900)])
+def test_arguments_no_case_can_equal_get_the_otherwise_text(value: Any) -> None:
+    # A model may call with anything its JSON holds: a huge or non-finite number or a
+    # deep nesting is no case's arguments, never an error that stops the run.
+    _, tasks = load_agent_tasks(EXAMPLE)
+    task = tasks[0]
+    assert canonical_arguments({"ticket_id": value}) is None
+    assert task.execute(ToolCall("get_ticket", {"ticket_id": value})) == \
+        "error: no ticket has that id; ticket ids look like INC-4821"
+
+
+def test_a_case_with_a_number_canonical_json_cannot_hold_is_refused() -> None:
+    doc = _doc()
+    doc["tools"][0]["parameters"]["properties"]["n"] = {"type": "integer"}
+    doc["tools"][0]["cases"][0]["arguments"]["n"] = 10**30
+    with pytest.raises(InputError, match=r"/tools/0/cases/0/arguments: expected numbers "
+                                         r"canonical JSON holds"):
+        _parse(doc)
+
+
+def test_an_artifact_text_spanning_two_results_is_refused() -> None:
+    doc = _doc()
+    first, second = doc["tools"][0]["cases"][0]["result"], doc["tools"][0]["cases"][1]["result"]
+    doc["artifacts"][0]["text"] = first[-20:] + "\0" + second[:20]
+    with pytest.raises(InputError, match=r"/artifacts/0/text: expected a text without NUL"):
+        _parse(doc)
