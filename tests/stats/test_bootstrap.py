@@ -394,7 +394,9 @@ def test_interval_contains_estimate_range_and_is_batch_invariant(
 def test_resampling_draws_need_no_clamp_below_the_unit_count() -> None:
     # The resampling loops take floor(u * n) without clamping it to n - 1: every n up to
     # 2**17, every power of two and its neighbours up to 2**52, and 10,000 large n.
-    from ctxbench.stats.bootstrap import draws_stay_below
+    def draws_stay_below(n: int) -> bool:
+        # The largest draw: floor(fl((1 - 2**-53) * n)).
+        return math.floor(np.nextafter(1.0, 0.0) * float(n)) <= n - 1
 
     candidates = set(range(1, 1 << 17))
     for m in range(53):

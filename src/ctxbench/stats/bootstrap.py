@@ -38,7 +38,6 @@ __all__ = [
     "Statistic",
     "bootstrap_totals",
     "distinct_resamples",
-    "draws_stay_below",
 ]
 
 Method = Literal["percentile", "bca"]
@@ -72,19 +71,6 @@ class BootstrapEstimate:
     n_resamples: int
     undefined_resamples: int
     standard_error: float | None
-
-
-def draws_stay_below(n: int) -> bool:
-    """True: ``floor(u * n) <= n - 1`` for every double ``u`` numpy's ``random()`` gives.
-
-    Those are ``k * 2**-53`` for ``0 <= k < 2**53``; rounding is monotone, so the largest
-    product is ``fl((1 - 2**-53) * n)``. Its exact value is ``n - n * 2**-53``: for
-    ``2**m < n < 2**(m + 1)`` that is more than half the spacing below ``n``
-    (``2**(m - 53)``), so it rounds below ``n``; for ``n = 2**m`` it is exact. So the
-    resampling draws need no clamp to ``n - 1`` (a pass over every draw). This function
-    is that bound, checked (tests/stats/test_bootstrap.py).
-    """
-    return bool(math.floor(np.nextafter(1.0, 0.0) * float(n)) <= n - 1)
 
 
 def distinct_resamples(n: int) -> int:
@@ -149,7 +135,10 @@ def _resampled_totals(
             # Uniform doubles (one 64-bit draw each, no buffering) keep the stream
             # identical however the resamples are split into batches. The scaled draws
             # are >= 0, so truncating to int is their floor (in place, to spare memory),
-            # and below ``size``: see :func:`draws_stay_below`.
+            # and below ``size`` without a clamp: numpy's doubles are k * 2**-53 with
+            # k < 2**53, and fl((1 - 2**-53) * n) < n for every n < 2**53 (its exact value
+            # is n - n * 2**-53: more than half the spacing below n, or exact when n is a
+            # power of two; tests/stats/test_bootstrap.py checks it).
             scaled = gen.random((rows, size))
             scaled *= size
             draws = scaled.astype(np.int64)

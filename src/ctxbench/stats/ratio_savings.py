@@ -135,7 +135,7 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
             scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
             gen.random(out=scaled)
             # n * u cast to int in one pass: truncation, the floor of these values >= 0,
-            # which is below n (bootstrap.draws_stay_below).
+            # which is below n (see stats.bootstrap: no clamp is needed).
             np.multiply(scaled, n, out=draws, casting="unsafe")
             draws += offsets[:rows]
             weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
