@@ -52,7 +52,7 @@ from ctxbench.compiler.context_managers import (
     decision_commit,
 )
 from ctxbench.compiler.context_managers.builtins import SUMMARY_ROOM
-from ctxbench.compiler.context_managers.interface import messages_to_json
+from ctxbench.compiler.context_managers.interface import message_texts, messages_to_json
 from ctxbench.compiler.tokenizers import Tokenizer
 from ctxbench.core import TokenUsage, blake3_json
 from ctxbench.runner.native_context import CompactionCarry, native_context
@@ -102,6 +102,13 @@ class AgentOutcome:
     prompt_tokens: int = 0
 
 
+def _artifact_ids(task: AgentTask, messages: Sequence[AgentMessage]) -> tuple[str, ...]:
+    """The ids of ``task``'s artifacts whose whole text one of ``messages`` holds."""
+    if not task.artifacts:
+        return ()
+    return tuple(a.artifact_id for a in task.artifacts_in(message_texts(messages)))
+
+
 def _sent(messages: Sequence[AgentMessage], native: bool) -> tuple[Message, ...]:
     names = {c.call_id: c.name for m in messages for c in m.tool_calls}
     out = []
@@ -149,11 +156,13 @@ class _Trial:
         self.prompt_tokens = 0
         self.loop = asyncio.get_running_loop()
 
-    def sending(self, messages: Sequence[AgentMessage], digest: str) -> None:
-        """Note the messages of the turn about to be sent (or of a refused decision)."""
+    def sending(self, messages: Sequence[AgentMessage], digest: str,
+                artifacts: tuple[str, ...] | None = None) -> None:
+        """Note the messages of the turn about to be sent (or of a refused decision);
+        ``artifacts``: the task's artifacts in them, when the caller has found them."""
         self.final_sent = tuple(m.content for m in messages)
-        self.final_artifacts = tuple(a.artifact_id for a in self.task.artifacts_in(
-            [t for m in messages for t in (m.content, *(c.arguments for c in m.tool_calls))]))
+        self.final_artifacts = artifacts if artifacts is not None else _artifact_ids(
+            self.task, messages)
         self.final_context = digest
 
     def add(self, usage: TokenUsage, latency_ms: float) -> None:
@@ -220,19 +229,19 @@ async def run_agent(provider: Provider, task: AgentTask, manager: ContextManager
                 {"input_tokens": s.input_tokens, "output_tokens": s.output_tokens,
                  "latency_ms": round(s.latency_ms, 3), "request_id": s.request_id}
                 for s in request.summaries]
+        chosen = _artifact_ids(task, decision.messages)
         if task.artifacts:
-            record["artifacts"] = list(
-                a.artifact_id for a in task.artifacts_in(
-                    [t for m in decision.messages
-                     for t in (m.content, *(c.arguments for c in m.tool_calls))]))
+            record["artifacts"] = list(chosen)
         trial.turns.append(record)
         carry = trial.carry
-        messages, replaced = (decision.messages, 0) if carry is None \
-            else carry.messages(decision.messages)
         # With a compaction item carried, what is sent is not the decision's list: its
-        # digest is of the messages sent beside the item.
-        trial.sending(messages, decision.messages_blake3 if carry is None
-                      else blake3_json(messages_to_json(messages)))
+        # digest and artifacts are those of the messages sent beside the item.
+        if carry is None:
+            messages, replaced = decision.messages, 0
+            trial.sending(messages, decision.messages_blake3, chosen)
+        else:
+            messages, replaced = carry.messages(decision.messages)
+            trial.sending(messages, blake3_json(messages_to_json(messages)))
         trial.prompt_tokens = max(trial.prompt_tokens, decision.tokens)
         sent = ProviderRequest(_sent(messages, trial.native),
                                max_output_tokens=limits.max_output_tokens,

@@ -54,6 +54,7 @@ __all__ = [
     "check_decision",
     "decide",
     "decision_commit",
+    "message_texts",
     "message_tokens",
     "messages_from_json",
     "messages_to_json",
@@ -118,6 +119,12 @@ class AgentMessage:
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         return out
+
+
+def message_texts(messages: Sequence[AgentMessage]) -> list[str]:
+    """Every text the messages carry: each content and each call's arguments (what the
+    text checks and the artifact attribution read)."""
+    return [t for m in messages for t in (m.content, *(c.arguments for c in m.tool_calls))]
 
 
 def messages_to_json(messages: Sequence[AgentMessage]) -> list[dict[str, Any]]:
@@ -335,7 +342,7 @@ def check_decision(name: str, request: ContextRequest, result: Any, *,
                                         f"result for {str(m.tool_call_id)[:40]!r}, a call no "
                                         "earlier message shows")
         shown.update(c.call_id for c in m.tool_calls)
-    texts = [t for m in messages for t in (m.content, *(c.arguments for c in m.tool_calls))]
+    texts = message_texts(messages)
     # The withheld artifacts a refused decision holds are named whatever refuses it, so
     # that ECEB's policy gate sees the violation (fail closed).
     held = withheld_in(texts + [v for _, v in details], withheld, permitted) \
