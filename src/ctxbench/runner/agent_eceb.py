@@ -49,6 +49,7 @@ from ctxbench.core import (
     blake3_json,
     iter_jsonl,
 )
+from ctxbench.protocols.eceb.records import BENCHMARK_SCHEMA, RUN_SCHEMA, SPEC_URN
 from ctxbench.runner.scorers import to_milli
 from ctxbench.workloads.agent import AgentArtifact, AgentTask
 
@@ -150,7 +151,7 @@ def _benchmark(eceb: AgentEceb, tasks: Sequence[AgentTask], corpus: Mapping[str,
                 "classification": a.classification, "blake3": a.blake3}
                for a in sorted(corpus.values(), key=lambda a: a.artifact_id)]
     return {
-        "schema": "symgliph.eceb/benchmark-v0.1", "spec": "urn:symgliph:spec:eceb:0.1",
+        "schema": BENCHMARK_SCHEMA, "spec": SPEC_URN,
         "benchmark_id": benchmark_id, "claim_class": "conformance_seed",
         "corpus": {"root": corpus_root(Artifact(**r) for r in records), "artifacts": records},
         "tasks": [{
@@ -219,7 +220,7 @@ def _run(eceb: AgentEceb, trials_path: Path, tasks: Mapping[str, AgentTask],
     if eceb.pricing_date is None:
         pricing["date_meaning"] = "none: no price list applies (zero cost or self-hosted)"
     return {
-        "schema": "symgliph.eceb/run-v0.1", "spec": "urn:symgliph:spec:eceb:0.1",
+        "schema": RUN_SCHEMA, "spec": SPEC_URN,
         "run_id": f"{benchmark['benchmark_id']}-{blake3_json(benchmark)[:12]}",
         "benchmark_id": benchmark["benchmark_id"],
         "corpus_root": benchmark["corpus"]["root"],

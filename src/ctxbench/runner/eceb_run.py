@@ -26,6 +26,7 @@ from ctxbench import __version__
 from ctxbench.core import TokenUsage, usd_to_micro
 from ctxbench.protocols.cef.records import Trial
 from ctxbench.protocols.cef.trial_format import predates_error
+from ctxbench.protocols.eceb.records import RUN_SCHEMA, SPEC_URN
 from ctxbench.protocols.eceb.records import STRATEGIES as ECEB_STRATEGIES
 from ctxbench.runner.pricing import PricingSnapshot
 from ctxbench.runner.scorers import to_milli
@@ -134,8 +135,8 @@ def build_eceb_run(*, trials: Sequence[Trial], spec: ExperimentSpec, workload: W
         })
     model = spec.model
     document = {
-        "schema": "symgliph.eceb/run-v0.1",
-        "spec": "urn:symgliph:spec:eceb:0.1",
+        "schema": RUN_SCHEMA,
+        "spec": SPEC_URN,
         "run_id": run_id,
         "benchmark_id": workload.benchmark.benchmark_id,
         "corpus_root": workload.benchmark.root,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.core import InputError, atomic_write_bytes, atomic_write_json, sha256_file
+from ctxbench.protocols.eceb.records import BENCHMARK_SCHEMA, SPEC_URN
 from ctxbench.workloads.base import ToolTask
 from ctxbench.workloads.bfcl import BFCL_CATEGORIES, BFCL_DIST, BfclWorkload, bfcl_data_dir
 
@@ -113,7 +114,7 @@ def registry_document(workload: BfclWorkload, *, budget_ladder: Sequence[int],
         "answer_terms": [],
         "required_repetitions": repetitions,
     } for task in workload.tasks]
-    return {"schema": "symgliph.eceb/benchmark-v0.1", "spec": "urn:symgliph:spec:eceb:0.1",
+    return {"schema": BENCHMARK_SCHEMA, "spec": SPEC_URN,
             "benchmark_id": workload.name, "claim_class": claim_class,
             "corpus": {"root": root, "artifacts": records}, "tasks": tasks}
 
