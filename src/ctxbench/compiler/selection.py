@@ -67,7 +67,7 @@ __all__ = ["BYTES_PER_TOKEN", "CANDIDATES", "DUPLICATE_DISCOUNT", "FIRST_HEADER_
            "NAIVE_K", "NAMING_BONUS", "NEAR_DUPLICATE", "RELATIVE_FLOOR", "SEED_BASE",
            "SIBLING_DECAY", "TOP_N", "WINDOWS_PER_BUDGET", "WINDOW_MIX", "Draft", "PacketParts",
            "Selection",
-           "select_compiled", "select_full", "select_naive"]
+           "clear_steps", "select_compiled", "select_full", "select_naive"]
 
 TOP_N = 100
 NAIVE_K = 5
@@ -310,6 +310,12 @@ def select_compiled(index: ContextIndex, policy: Policy, query: str, budget: int
 
 
 _STEPS: StepMemo[Selection] = StepMemo()
+
+
+def clear_steps() -> None:
+    """Forget the ladder steps kept between packets, so the next packet builds its smaller
+    steps itself, as a lone ``ctxbench compile`` does (benchmarks/bench_compile_lone.py)."""
+    _STEPS.clear()
 
 
 def _select(index: ContextIndex, policy: Policy,
