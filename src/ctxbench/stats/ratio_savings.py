@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,11 +63,17 @@ PARTS = 5
 # 2,000 resamples of 2,500 units and 0.136 s for 10,000 units, against 0.046 s and 0.152 s
 # with 1 << 18 (a batch's three buffers then fit the cache; benchmarks/RESULTS.md).
 _BATCH_ELEMENTS = 1 << 16
-# Resamples per matrix product when the units are too many for a batch of that size.
+# Units beyond batch_elements / _PRODUCT_ROWS take the one-resample-at-a-time path.
 _PRODUCT_ROWS = 16
-# Threads for that path (numpy releases the GIL while drawing, counting and multiplying);
-# each holds a (_PRODUCT_ROWS x units) count matrix.
+# Resamples per matrix product on that path: 32 rows read the (units x columns) sums once
+# per 32 resamples. Measured on 2 cores (2,000 resamples of 10,000 units, 23 columns):
+# 0.093 s with 2 threads against 0.140 s with 16-row products.
+_PRODUCT_BLOCK = 32
+# Threads (numpy releases the GIL while drawing and multiplying); each holds its own
+# buffers. Fewer draws than _THREAD_DRAWS run in one thread: starting threads would cost
+# more than they save (sequential designs call this once per look).
 _MAX_THREADS = 4
+_THREAD_DRAWS = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +116,10 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     The draws are those of :func:`ctxbench.stats.bootstrap.bootstrap_totals` for one
     stratum (one child stream spawned from ``rng``, ``floor(uniform * n)`` per unit), so
     its percentile intervals and the studentized ones can come from the same resamples;
-    the result does not depend on ``batch_elements``. With many units the resamples are
-    split over up to ``_MAX_THREADS`` threads on exactly advanced copies of the stream
-    (PCG64 only), which changes no draw.
+    the result does not depend on ``batch_elements``. With at least ``_THREAD_DRAWS``
+    draws the resamples are split over up to ``_MAX_THREADS`` threads on exactly advanced
+    copies of the stream (PCG64 only), in whole blocks of the single-thread products,
+    which changes no draw and no total.
     """
     arr = np.asarray(sums, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] < 1:
@@ -125,72 +133,103 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     out = np.empty((n_resamples, arr.shape[1]), dtype=np.float64)
     batch = max(1, min(n_resamples, max(4, batch_elements // n)))
     if batch >= _PRODUCT_ROWS or batch == n_resamples:
-        # One set of buffers for every batch (the arrays are the same size each time).
-        uniform = np.empty((batch, n), dtype=np.float64)
-        index = np.empty((batch, n), dtype=np.int64)
-        counts = np.empty((batch, n), dtype=np.float64)
-        offsets = np.arange(batch, dtype=np.int64)[:, None] * n
-        for start in range(0, n_resamples, batch):
-            rows = min(batch, n_resamples - start)
-            scaled, draws, weights = uniform[:rows], index[:rows], counts[:rows]
-            gen.random(out=scaled)
-            # n * u cast to int in one pass: truncation, the floor of these values >= 0,
-            # which is below n (see stats.bootstrap: no clamp is needed).
-            np.multiply(scaled, n, out=draws, casting="unsafe")
-            draws += offsets[:rows]
-            weights[...] = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
-            out[start : start + rows] = weights @ arr
-        return out
-    # Many units: each resample's draws go into reused buffers and the product runs over
-    # _PRODUCT_ROWS resamples at once, so the (units x columns) sums are read once per
-    # _PRODUCT_ROWS resamples rather than once per 4 (at this size the product is
-    # memory-bound). The resamples are split between threads, each with a copy of the
-    # stream advanced to its first resample (one 64-bit draw per uniform double), so
-    # every resample gets the draws it gets in one thread.
-    bits = gen.bit_generator
-    if not isinstance(bits, np.random.PCG64) or _threads(n_resamples) == 1:
-        # Only PCG64 (every ctxbench stream) can be advanced exactly; others run in one.
-        _fill(arr, out, gen, 0, n_resamples)
+        # Few units: a batch of resamples is drawn, counted and multiplied at once.
+        fill, block = _fill_batches, batch
     else:
-        share = -(-n_resamples // _threads(n_resamples))
-        jobs = []
-        for a in range(0, n_resamples, share):
-            ahead = copy.deepcopy(bits)
-            ahead.advance(a * n)
-            jobs.append((np.random.Generator(ahead), a, min(a + share, n_resamples)))
-        from concurrent.futures import ThreadPoolExecutor  # only on this path
+        # Many units: each resample's draws go into reused buffers and the product runs
+        # over _PRODUCT_BLOCK resamples at once, so the (units x columns) sums are read
+        # once per block rather than once per 4 (at this size the product is
+        # memory-bound).
+        fill, block = _fill_rows, min(_PRODUCT_BLOCK, n_resamples)
+    shares = _shares(n_resamples, block, _threads(n_resamples, n))
+    bits = gen.bit_generator
+    if len(shares) == 1 or not isinstance(bits, np.random.PCG64):
+        # Only PCG64 (every ctxbench stream) can be advanced exactly; others run in one.
+        fill(arr, out, gen, 0, n_resamples, block)
+        return out
+    # Each thread gets a copy of the stream advanced to its first resample (one 64-bit
+    # draw per uniform double), so every resample gets the draws it gets in one thread;
+    # the shares are whole blocks, so every product multiplies the rows it multiplies in
+    # one thread, and the totals are the same to the last bit.
+    errors: list[BaseException] = []
 
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            # result() re-raises a worker's error (a MemoryError) here.
-            for done in [pool.submit(_fill, arr, out, *job) for job in jobs]:
-                done.result()
+    def work(gen: np.random.Generator, first: int, stop: int) -> None:
+        try:
+            fill(arr, out, gen, first, stop, block)
+        except BaseException as exc:  # a MemoryError: re-raised below, in the caller
+            errors.append(exc)
+
+    workers = []
+    for first, stop in shares:
+        ahead = copy.deepcopy(bits)
+        ahead.advance(first * n)
+        workers.append(threading.Thread(target=work, args=(np.random.Generator(ahead), first,
+                                                           stop), daemon=True))
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if errors:
+        raise errors[0]
     return out
 
 
-def _threads(n_resamples: int) -> int:
-    """Threads for the many-units path: the usable cores, at most _MAX_THREADS."""
+def _threads(n_resamples: int, n_units: int) -> int:
+    """Threads for ``n_resamples`` of ``n_units``: the usable cores, at most _MAX_THREADS."""
+    if n_resamples * n_units < _THREAD_DRAWS:
+        return 1
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, min(cores, _MAX_THREADS, -(-n_resamples // _PRODUCT_ROWS)))
+    return max(1, min(cores, _MAX_THREADS))
 
 
-def _fill(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
-          stop: int) -> None:
-    """Totals of resamples ``start`` to ``stop`` into ``out``; ``gen`` is at ``start``."""
+def _shares(n_resamples: int, block: int, threads: int) -> list[tuple[int, int]]:
+    """Contiguous (first, stop) ranges of whole blocks, one per thread (fewer if short)."""
+    blocks = -(-n_resamples // block)
+    size = -(-blocks // max(1, threads)) * block
+    return [(first, min(first + size, n_resamples)) for first in range(0, n_resamples, size)]
+
+
+def _fill_batches(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
+                  stop: int, block: int) -> None:
+    """Totals of resamples ``start`` to ``stop``, ``block`` at a time; ``gen`` at ``start``."""
     n = arr.shape[0]
-    rows = min(stop - start, _PRODUCT_ROWS)
+    rows = min(block, stop - start)
+    # One set of buffers for every batch (the arrays are the same size each time).
+    uniform = np.empty((rows, n), dtype=np.float64)
+    index = np.empty((rows, n), dtype=np.int64)
+    counts = np.empty((rows, n), dtype=np.float64)
+    offsets = np.arange(rows, dtype=np.int64)[:, None] * n
+    for first in range(start, stop, rows):
+        size = min(rows, stop - first)
+        scaled, draws, weights = uniform[:size], index[:size], counts[:size]
+        gen.random(out=scaled)
+        # n * u cast to int in one pass: truncation, the floor of these values >= 0,
+        # which is below n (see stats.bootstrap: no clamp is needed).
+        np.multiply(scaled, n, out=draws, casting="unsafe")
+        draws += offsets[:size]
+        weights[...] = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
+        out[first : first + size] = weights @ arr
+
+
+def _fill_rows(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
+               stop: int, block: int) -> None:
+    """Totals of resamples ``start`` to ``stop``, drawn one at a time and multiplied
+    ``block`` at a time; ``gen`` is at ``start``."""
+    n = arr.shape[0]
+    rows = min(stop - start, block)
     counts = np.empty((rows, n), dtype=np.float64)
     uniform = np.empty(n, dtype=np.float64)
     draws = np.empty(n, dtype=np.int64)
     for first in range(start, stop, rows):
-        block = min(rows, stop - first)
-        for i in range(block):
+        size = min(rows, stop - first)
+        for i in range(size):
             gen.random(out=uniform)
             np.multiply(uniform, n, out=draws, casting="unsafe")
             counts[i] = np.bincount(draws, minlength=n)
-        out[first : first + block] = counts[:block] @ arr
+        out[first : first + size] = counts[:size] @ arr
 
 
 def percentile_estimate(theta_hat: float, theta: FloatArray, *, level: float,
