@@ -6,8 +6,9 @@ Run: .venv/bin/python benchmarks/compare_peers.py [--sets dev,held-out,held-out-
 Sets (benchmarks/devsets/devset.py): ``dev`` (the only one constants are fitted on),
 ``held-out``, ``held-out-2`` (a fresh held-out set, added after ``held-out`` had been
 looked at) and ``held-out-3`` (added for template v5, after both had been looked at; see
-docs/compiler.md); ``dev-nl``, ``held-out-nl`` and ``held-out-nl-2`` (a fresh one, frozen
-after ``held-out-nl`` had been judged), questions written by hand as people ask them
+docs/compiler.md); ``dev-nl``, ``held-out-nl``, ``held-out-nl-2`` (a fresh one, frozen
+after ``held-out-nl`` had been judged) and ``held-out-nl-3`` (frozen after ``held-out-nl-2``
+had been judged), questions written by hand as people ask them
 (benchmarks/devsets/README.md). ``entroly`` (the real package, through ctxbench's
 adapter) joins the default strategies when it is installed.
 

@@ -70,6 +70,13 @@ CORPORA: dict[str, tuple[str, tuple[str, ...]]] = {
     "held2-nl-websockets": ("held-out-nl-2", ("websockets",)),
     "held2-nl-fsspec": ("held-out-nl-2", ("fsspec", "s3fs", "universal_pathlib")),
     "held2-nl-json": ("held-out-nl-2", ("ijson", "jsonlines", "jsonref", "jsonpath-ng")),
+    # A third natural-question held-out set, written after held-out-nl-2 had been judged,
+    # frozen before the compiler changes that followed; packages no other corpus uses.
+    "held3-nl-net": ("held-out-nl-3", ("requests-toolbelt", "aiohappyeyeballs", "httpx-sse",
+                                       "truststore")),
+    "held3-nl-formats": ("held-out-nl-3", ("toml", "msgpack", "pathspec", "docstring_parser")),
+    "held3-nl-util": ("held-out-nl-3", ("charset-normalizer", "aioitertools", "shortuuid",
+                                        "distro")),
 }
 _BY_HAND = frozenset(name for name, (which, _) in CORPORA.items() if "-nl" in which)
 _SUFFIXES = (".py", ".json", ".yaml", ".yml", ".md")
