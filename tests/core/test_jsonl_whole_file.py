@@ -110,6 +110,10 @@ def test_empty_and_large_files_take_the_line_path(tmp_path: Path,
     assert jsonl._whole_file(_write(tmp_path, b""), "t.jsonl") is None
     monkeypatch.setattr(jsonl, "_WHOLE_FILE_BYTES", 8)
     assert jsonl._whole_file(_write(tmp_path, b'{"a": 12}\n'), "t.jsonl") is None
+    monkeypatch.setattr(jsonl, "_WHOLE_FILE_BYTES", 1 << 20)
+    monkeypatch.setattr(jsonl, "_WHOLE_FILE_LINES", 2)
+    assert jsonl._whole_file(_write(tmp_path, b'{}\n{}\n'), "t.jsonl") is not None
+    assert jsonl._whole_file(_write(tmp_path, b'{}\n{}\n{}\n'), "t.jsonl") is None
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),

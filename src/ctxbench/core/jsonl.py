@@ -276,8 +276,11 @@ def decode_line(shown: str, number: int, raw: bytes, complete: bool) -> JsonLine
     return JsonLine(shown, number, value)
 
 
-# Files up to this size are first read whole (see _whole_file); larger ones line by line.
+# Files up to this size and line count are first read whole (see _whole_file), the rest
+# line by line: the whole-file path holds every decoded line at once, so both bound the
+# memory it takes (200,000 lines of "{}" would otherwise be 200,000 objects at a time).
 _WHOLE_FILE_BYTES = 16 << 20
+_WHOLE_FILE_LINES = 200_000
 
 
 def _whole_file(path: str | os.PathLike[str], shown: str) -> list[JsonLine] | None:
@@ -302,6 +305,8 @@ def _whole_file(path: str | os.PathLike[str], shown: str) -> list[JsonLine] | No
         return None
     if (len(data) > _WHOLE_FILE_BYTES or not data.endswith(b"\n") or b"\r" in data
             or data.startswith(b"\xef\xbb\xbf")):
+        return None
+    if data.count(b"\n") > _WHOLE_FILE_LINES:
         return None
     lines = data.split(b"\n")
     lines.pop()  # after the final newline

@@ -38,12 +38,12 @@ from __future__ import annotations
 import copy
 import math
 import os
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ctxbench.core.threads import run_threads
 from ctxbench.stats.bootstrap import BootstrapEstimate
 from ctxbench.stats.quantile import percentiles
 
@@ -151,26 +151,12 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     # draw per uniform double), so every resample gets the draws it gets in one thread;
     # the shares are whole blocks, so every product multiplies the rows it multiplies in
     # one thread, and the totals are the same to the last bit.
-    errors: list[BaseException] = []
-
-    def work(gen: np.random.Generator, first: int, stop: int) -> None:
-        try:
-            fill(arr, out, gen, first, stop, block)
-        except BaseException as exc:  # a MemoryError: re-raised below, in the caller
-            errors.append(exc)
-
-    workers = []
+    calls = []
     for first, stop in shares:
         ahead = copy.deepcopy(bits)
         ahead.advance(first * n)
-        workers.append(threading.Thread(target=work, args=(np.random.Generator(ahead), first,
-                                                           stop), daemon=True))
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    if errors:
-        raise errors[0]
+        calls.append((arr, out, np.random.Generator(ahead), first, stop, block))
+    run_threads(fill, calls)
     return out
 
 

@@ -17,6 +17,7 @@ import blake3
 
 from ctxbench.core.digests import blake3_file
 from ctxbench.core.errors import InputError, IntegrityError
+from ctxbench.core.threads import run_threads
 from ctxbench.protocols.eceb.files import file_kind, os_error
 from ctxbench.protocols.eceb.paths import resolve_in_corpus
 from ctxbench.protocols.eceb.records import Benchmark
@@ -138,22 +139,11 @@ def _check_all(targets: list[str | None],
         return [_check(t) for t in targets]
     results: list[tuple[str | None, str | None, int]] = [(None, None, 0)] * len(targets)
 
-    failures: list[BaseException] = []
-
     def work(start: int) -> None:
-        try:
-            for i in range(start, len(targets), workers):
-                results[i] = _check(targets[i])
-        except BaseException as exc:  # re-raised in the caller's thread below
-            failures.append(exc)
+        for i in range(start, len(targets), workers):
+            results[i] = _check(targets[i])
 
-    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
+    run_threads(work, [(k,) for k in range(workers)])
     return results
 
 
