@@ -7,6 +7,7 @@ refuses.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,7 @@ def test_empty_and_large_files_take_the_line_path(tmp_path: Path,
     assert jsonl._whole_file(_write(tmp_path, b""), "t.jsonl") is None
     monkeypatch.setattr(jsonl, "_WHOLE_FILE_BYTES", 8)
     assert jsonl._whole_file(_write(tmp_path, b'{"a": 12}\n'), "t.jsonl") is None
-    monkeypatch.setattr(jsonl, "_WHOLE_FILE_BYTES", 1 << 20)
+    monkeypatch.setattr(jsonl, "_WHOLE_FILE_BYTES", 1 << 10)
     monkeypatch.setattr(jsonl, "_WHOLE_FILE_LINES", 2)
     assert jsonl._whole_file(_write(tmp_path, b'{}\n{}\n'), "t.jsonl") is not None
     assert jsonl._whole_file(_write(tmp_path, b'{}\n{}\n{}\n'), "t.jsonl") is None
@@ -128,8 +129,6 @@ _keys = st.text(alphabet=st.sampled_from('ab"\\:\u00e9'), max_size=3)
 
 def _encode(value: Any) -> str:
     """JSON text, with a duplicate key where a member list repeats a name."""
-    import json
-
     if isinstance(value, list) and value and value[0] == "__object__":
         return "{" + ", ".join(f"{json.dumps(k)}: {_encode(v)}" for k, v in value[1:]) + "}"
     if isinstance(value, list):

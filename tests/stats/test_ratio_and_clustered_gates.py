@@ -122,7 +122,7 @@ def test_many_units_path_gives_each_resample_its_own_draws(
         threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # Units beyond batch_elements / 16 take the one-resample-at-a-time path, split over
     # threads that each start from the stream advanced to their first resample.
-    monkeypatch.setattr(ratio_savings, "_threads", lambda n_resamples, n_units: threads)
+    monkeypatch.setattr(ratio_savings, "_threads", lambda draws, least: threads)
     rng = np.random.default_rng(5)
     sums = np.column_stack([rng.integers(0, 50, 300), rng.integers(1, 90, 300),
                             rng.integers(0, 9, 300)]).astype(np.float64)
@@ -145,7 +145,7 @@ def test_threads_change_no_total_on_float_data(units: int,
     sums = rng.lognormal(3.0, 1.5, size=(units, 16))  # with 7 columns a bad split agreed
     runs = []
     for threads in (1, 2, 3):
-        monkeypatch.setattr(ratio_savings, "_threads", lambda n_resamples, n_units, k=threads: k)
+        monkeypatch.setattr(ratio_savings, "_threads", lambda draws, least, k=threads: k)
         runs.append(resampled_totals(sums, rng=np.random.default_rng(4), n_resamples=1_001))
     np.testing.assert_array_equal(runs[1], runs[0])
     np.testing.assert_array_equal(runs[2], runs[0])
@@ -156,14 +156,14 @@ def test_thread_shares_are_whole_blocks() -> None:
     assert ratio_savings._shares(10, 32, 4) == [(0, 10)]
     assert ratio_savings._shares(100, 26, 3) == [(0, 52), (52, 100)]
     # Below the draw threshold one thread does it all.
-    assert ratio_savings._threads(100, 100) == 1
+    assert ratio_savings._threads(10_000, ratio_savings._BATCH_THREAD_DRAWS) == 1
 
 
 def test_a_worker_error_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*args: object) -> None:
         raise MemoryError("no room for the counts")
 
-    monkeypatch.setattr(ratio_savings, "_threads", lambda n_resamples, n_units: 2)
+    monkeypatch.setattr(ratio_savings, "_threads", lambda draws, least: 2)
     monkeypatch.setattr(ratio_savings, "_fill_batches", fail)
     with pytest.raises(MemoryError, match="no room"):
         resampled_totals(np.ones((1_100, 3)), rng=np.random.default_rng(4), n_resamples=200)

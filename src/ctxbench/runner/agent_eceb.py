@@ -42,6 +42,7 @@ from typing import Any
 from ctxbench.core import (
     CtxbenchError,
     InputError,
+    JsonLine,
     atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
@@ -169,11 +170,11 @@ def _benchmark(eceb: AgentEceb, tasks: Sequence[AgentTask], corpus: Mapping[str,
 _FIELDS = ("selected_artifacts", "context_blake3", "prompt_tokens", "input_cost_micro_usd")
 
 
-def _observations(trials_path: Path, tasks: Mapping[str, AgentTask], baseline: str,
+def _observations(trials: Sequence[JsonLine], tasks: Mapping[str, AgentTask], baseline: str,
                   system: _System) -> list[dict[str, Any]]:
     budgets = {c.name: c.budget for c in system.conditions}
     out = []
-    for item in iter_jsonl(trials_path):
+    for item in trials:
         t = item.value
         if t["task_id"] not in tasks or (t["condition"] != baseline
                                          and t["condition"] not in budgets):
@@ -209,10 +210,10 @@ def _run(eceb: AgentEceb, trials_path: Path, tasks: Mapping[str, AgentTask],
          system: _System, benchmark: Mapping[str, Any]) -> dict[str, Any]:
     from ctxbench.compiler.context_managers import manager_source
 
-    line = next(iter_jsonl(trials_path), None)
-    if line is None:
+    trials = list(iter_jsonl(trials_path))  # read once: the first line and every trial
+    if not trials:
         raise InputError(f"{trials_path}: expected recorded trials, got none")
-    first = line.value
+    first = trials[0].value
     source = manager_source(system.manager)
     revision = source.get("version") or source.get("target") or source.get("command", "")
     pricing: dict[str, Any] = {"source": eceb.pricing_source,
@@ -234,7 +235,7 @@ def _run(eceb: AgentEceb, trials_path: Path, tasks: Mapping[str, AgentTask],
         "tokenizer": {"name": first["tokenizer"]},
         "pricing": pricing,
         "decoding": dict(eceb.decoding),
-        "observations": _observations(trials_path, tasks, eceb.conditions[0].name, system),
+        "observations": _observations(trials, tasks, eceb.conditions[0].name, system),
     }
 
 

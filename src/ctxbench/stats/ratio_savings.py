@@ -70,10 +70,14 @@ _PRODUCT_ROWS = 16
 # 0.093 s with 2 threads against 0.140 s with 16-row products.
 _PRODUCT_BLOCK = 32
 # Threads (numpy releases the GIL while drawing and multiplying); each holds its own
-# buffers. Fewer draws than _THREAD_DRAWS run in one thread: starting threads would cost
-# more than they save (sequential designs call this once per look).
+# buffers. Below these many draws one thread is as fast or faster (the counts hold the
+# GIL; sequential designs call this once per look). Medians of 15 on 2 cores, 1 -> 2
+# threads: batches, 16 columns, 2,000 x 300 units 3.9 -> 4.0 ms, 2,000 x 525 7.6 -> 5.8;
+# one resample at a time, 23 columns, 500 x 10,000 units 30.3 -> 32.6 ms, 1,000 x
+# 10,000 64.4 -> 55.8, 2,000 x 10,000 122.8 -> 99.6.
 _MAX_THREADS = 4
-_THREAD_DRAWS = 1 << 20
+_BATCH_THREAD_DRAWS = 1 << 20
+_ROWS_THREAD_DRAWS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +120,10 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     The draws are those of :func:`ctxbench.stats.bootstrap.bootstrap_totals` for one
     stratum (one child stream spawned from ``rng``, ``floor(uniform * n)`` per unit), so
     its percentile intervals and the studentized ones can come from the same resamples;
-    the result does not depend on ``batch_elements``. With at least ``_THREAD_DRAWS``
-    draws the resamples are split over up to ``_MAX_THREADS`` threads on exactly advanced
-    copies of the stream (PCG64 only), in whole blocks of the single-thread products,
-    which changes no draw and no total.
+    the result does not depend on ``batch_elements``. With enough draws (the
+    ``_*_THREAD_DRAWS`` of each path) the resamples are split over up to
+    ``_MAX_THREADS`` threads on exactly advanced copies of the stream (PCG64 only), in
+    whole blocks of the single-thread products, which changes no draw and no total.
     """
     arr = np.asarray(sums, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] < 1:
@@ -134,14 +138,14 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     batch = max(1, min(n_resamples, max(4, batch_elements // n)))
     if batch >= _PRODUCT_ROWS or batch == n_resamples:
         # Few units: a batch of resamples is drawn, counted and multiplied at once.
-        fill, block = _fill_batches, batch
+        fill, block, least = _fill_batches, batch, _BATCH_THREAD_DRAWS
     else:
         # Many units: each resample's draws go into reused buffers and the product runs
         # over _PRODUCT_BLOCK resamples at once, so the (units x columns) sums are read
         # once per block rather than once per 4 (at this size the product is
         # memory-bound).
-        fill, block = _fill_rows, min(_PRODUCT_BLOCK, n_resamples)
-    shares = _shares(n_resamples, block, _threads(n_resamples, n))
+        fill, block, least = _fill_rows, min(_PRODUCT_BLOCK, n_resamples), _ROWS_THREAD_DRAWS
+    shares = _shares(n_resamples, block, _threads(n_resamples * n, least))
     bits = gen.bit_generator
     if len(shares) == 1 or not isinstance(bits, np.random.PCG64):
         # Only PCG64 (every ctxbench stream) can be advanced exactly; others run in one.
@@ -160,9 +164,10 @@ def resampled_totals(sums: FloatArray, *, rng: np.random.Generator, n_resamples:
     return out
 
 
-def _threads(n_resamples: int, n_units: int) -> int:
-    """Threads for ``n_resamples`` of ``n_units``: the usable cores, at most _MAX_THREADS."""
-    if n_resamples * n_units < _THREAD_DRAWS:
+def _threads(draws: int, least: int) -> int:
+    """Threads for ``draws`` in all: one below ``least``, else the usable cores, at most
+    _MAX_THREADS."""
+    if draws < least:
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
