@@ -29,8 +29,14 @@ def _line_reader(path: Path) -> list[tuple[int, Any]] | FieldError:
         return exc
 
 
+def _whole(path: Path) -> list[jsonl.JsonLine] | None:
+    """The fast path's lines, or None where it leaves the file to the line reader."""
+    values = jsonl.whole_file_values(path, display="t.jsonl")
+    return None if values is None else jsonl.lines_of(values, "t.jsonl")
+
+
 def _agree(path: Path) -> list[tuple[int, Any]] | None:
-    whole = jsonl._whole_file(path, "t.jsonl")
+    whole = _whole(path)
     lines = _line_reader(path)
     if whole is None:
         return None
@@ -59,7 +65,7 @@ def test_iter_jsonl_gives_the_same_lines_either_way(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     path = _write(tmp_path, b'{"a": 1}\n{"a": "q\\"uote", "b": {"c": "\\u00e9"}}\n')
     fast = list(jsonl.iter_jsonl(path, display="t.jsonl"))
-    monkeypatch.setattr(jsonl, "_whole_file", lambda path, shown: None)
+    monkeypatch.setattr(jsonl, "whole_file_values", lambda path, display=None: None)
     slow = list(jsonl.iter_jsonl(path, display="t.jsonl"))
     assert fast == slow
 
@@ -86,7 +92,7 @@ def test_iter_jsonl_gives_the_same_lines_either_way(tmp_path: Path,
 def test_what_the_line_reader_refuses_is_left_to_it(tmp_path: Path, data: bytes) -> None:
     path = _write(tmp_path, data)
     assert isinstance(_line_reader(path), FieldError)
-    assert jsonl._whole_file(path, "t.jsonl") is None
+    assert _whole(path) is None
 
 
 @pytest.mark.parametrize("data", [
@@ -94,6 +100,8 @@ def test_what_the_line_reader_refuses_is_left_to_it(tmp_path: Path, data: bytes)
     # same: the fast path declines and the line reader reads them.
     b'{"a": 18446744073709551616}\n',              # beyond 64 bits: orjson gives a float
     b'{"a": 1e300}\n',                              # a float of 2**63 or more
+    b'{"a": 1.5}\n{"a": -9.3e18}\n',                # one in a later flat row
+    b'{"a": [1.5]}\n{"a": {"b": -9.3e18}}\n',       # one inside a nested member
     b'{"a": 1}\n\n{"b": 2}\n',                     # a blank line
     b'{"a": 1}\n{"b": 2}',                          # a last line without its newline
     b'{"a": 1}\r\n{"b": 2}\r\n',                    # CRLF endings
@@ -103,18 +111,18 @@ def test_what_orjson_may_read_otherwise_is_left_to_the_line_reader(tmp_path: Pat
                                                                    data: bytes) -> None:
     path = _write(tmp_path, data)
     assert not isinstance(_line_reader(path), FieldError)
-    assert jsonl._whole_file(path, "t.jsonl") is None
+    assert _whole(path) is None
 
 
 def test_empty_and_large_files_take_the_line_path(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    assert jsonl._whole_file(_write(tmp_path, b""), "t.jsonl") is None
+    assert _whole(_write(tmp_path, b"")) is None
     monkeypatch.setattr(jsonl, "_WHOLE_FILE_BYTES", 8)
-    assert jsonl._whole_file(_write(tmp_path, b'{"a": 12}\n'), "t.jsonl") is None
+    assert _whole(_write(tmp_path, b'{"a": 12}\n')) is None
     monkeypatch.setattr(jsonl, "_WHOLE_FILE_BYTES", 1 << 10)
     monkeypatch.setattr(jsonl, "_WHOLE_FILE_LINES", 2)
-    assert jsonl._whole_file(_write(tmp_path, b'{}\n{}\n'), "t.jsonl") is not None
-    assert jsonl._whole_file(_write(tmp_path, b'{}\n{}\n{}\n'), "t.jsonl") is None
+    assert _whole(_write(tmp_path, b'{}\n{}\n')) is not None
+    assert _whole(_write(tmp_path, b'{}\n{}\n{}\n')) is None
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),

@@ -117,12 +117,15 @@ def _reference_totals(sums: np.ndarray, seed: int, n_resamples: int) -> np.ndarr
     return out
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize(("threads", "draw_rows"), [(1, 8), (2, 8), (3, 8), (1, 1), (2, 3),
+                                                     (1, 32)])
 def test_many_units_path_gives_each_resample_its_own_draws(
-        threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Units beyond batch_elements / 16 take the one-resample-at-a-time path, split over
-    # threads that each start from the stream advanced to their first resample.
+        threads: int, draw_rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Units beyond batch_elements / 16 take the many-units path (draw_rows resamples
+    # counted per call, offset by row), split over threads that each start from the
+    # stream advanced to their first resample; 37 resamples end in a part-filled call.
     monkeypatch.setattr(ratio_savings, "_threads", lambda draws, least: threads)
+    monkeypatch.setattr(ratio_savings, "_DRAW_ROWS", draw_rows)
     rng = np.random.default_rng(5)
     sums = np.column_stack([rng.integers(0, 50, 300), rng.integers(1, 90, 300),
                             rng.integers(0, 9, 300)]).astype(np.float64)

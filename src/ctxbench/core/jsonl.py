@@ -15,6 +15,8 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain, compress, repeat
+from operator import is_
 from typing import Any
 
 import orjson
@@ -29,10 +31,12 @@ __all__ = [
     "TornLineError",
     "iter_jsonl",
     "iter_lines",
+    "lines_of",
     "load_json_document",
     "loads_strict",
     "read_jsonl",
     "scan_jsonl",
+    "whole_file_values",
 ]
 
 
@@ -276,28 +280,33 @@ def decode_line(shown: str, number: int, raw: bytes, complete: bool) -> JsonLine
     return JsonLine(shown, number, value)
 
 
-# Files up to this size and line count are first read whole (see _whole_file), the rest
-# line by line: the whole-file path holds every decoded line at once, so both bound the
-# memory it takes. A file of "[],[],..." makes one 56-byte list per 3 bytes (99 MB traced
-# at 4 MiB). The gain is in files of this size (a 10,000-row public-eval file, 1.2 MB,
-# 27 -> 18.5 ms), not in larger ones (a 9.7 MB CEF trial file, 69.5 -> 67 ms).
+# Files up to this size and line count are first read whole (see whole_file_values),
+# the rest line by line: the whole-file path holds every decoded line at once, so both
+# bound the memory it takes. A file of "[],[],..." makes one 56-byte list per 3 bytes
+# (99 MB traced at 4 MiB). The gain is in files of this size (a 10,000-row public-eval
+# file, 1.2 MB, 27 -> 18.5 ms), not in larger ones: a 9.7 MB CEF trial file read in
+# blocks of 1 MiB took 66-74 ms against 76-78 ms line by line (best of 9, twice), not
+# worth a second path.
 _WHOLE_FILE_BYTES = 4 << 20
 _WHOLE_FILE_LINES = 100_000
 
 
-def _whole_file(path: str | os.PathLike[str], shown: str) -> list[JsonLine] | None:
-    """Every object of a file that certainly reads without error, or None.
+def whole_file_values(path: str | os.PathLike[str], *,
+                      display: str | None = None) -> list[dict[str, Any]] | None:
+    """Every object of a file that certainly reads without error (line ``i + 1`` is
+    item ``i``), or None: then :func:`iter_jsonl` reads it line by line and decides.
 
     The fast path of :func:`iter_jsonl` (so its first line comes after the whole file
-    is read): one read, one split and one orjson call per
-    line (orjson validates the UTF-8 itself), with the checks of :func:`_fast_decode`
-    made once over the whole file (a key's end never spans a newline, and a file's
-    string count equals half its quotes only if every line's does, since no line holds
-    more strings than half its quotes). Anything the line reader might refuse or read
-    differently (a blank line, a CR, a byte-order mark, a torn or long line, invalid
-    UTF-8, a value orjson may read otherwise) gives None, and :func:`iter_jsonl` reads
-    the file line by line, which decides and locates the error.
+    is read): one read, one split and one orjson call per line (orjson validates the
+    UTF-8 itself), with the checks of :func:`_fast_decode` made once over the whole file
+    (a key's end never spans a newline, and a file's string count equals half its quotes
+    only if every line's does, since no line holds more strings than half its quotes).
+    Anything the line reader might refuse or read differently (a blank line, a CR, a
+    byte-order mark anywhere, a torn or long line, invalid UTF-8, a value orjson may
+    read otherwise) gives None; so does a file beyond ``_WHOLE_FILE_BYTES`` or
+    ``_WHOLE_FILE_LINES``.
     """
+    shown = display if display is not None else str(path)
     size = check_readable(path, shown)
     if not 0 < size <= _WHOLE_FILE_BYTES:
         return None
@@ -307,9 +316,7 @@ def _whole_file(path: str | os.PathLike[str], shown: str) -> list[JsonLine] | No
     except OSError:
         return None
     if (len(data) > _WHOLE_FILE_BYTES or not data.endswith(b"\n") or b"\r" in data
-            or data.startswith(b"\xef\xbb\xbf")):
-        return None
-    if data.count(b"\n") > _WHOLE_FILE_LINES:
+            or b"\xef\xbb\xbf" in data or data.count(b"\n") > _WHOLE_FILE_LINES):
         return None
     lines = data.split(b"\n")
     lines.pop()  # after the final newline
@@ -325,20 +332,45 @@ def _whole_file(path: str | os.PathLike[str], shown: str) -> list[JsonLine] | No
         values = [loads(line) for line in lines]  # a blank line raises too
     except ValueError:
         return None
-    strings = keys = 0
-    for value in values:
-        if type(value) is not dict:
-            return None
-        counted = _strings_and_keys(value)
-        if counted is None:
-            return None
-        strings += counted[0]
-        keys += counted[1]
+    counted = _file_strings_and_keys(values)
+    if counted is None:
+        return None
+    strings, keys = counted
     if b"\\" not in data:
         if data.count(b'"') != 2 * strings:
             return None
     elif len(_KEY_END_BYTES.findall(data)) != keys:
         return None
+    return values
+
+
+def _file_strings_and_keys(values: list[Any]) -> tuple[int, int] | None:
+    """:func:`_strings_and_keys` summed over the objects of a file; None if one is not an
+    object or one is undecided. Flat objects (no member an object or array, the shape
+    of row and trial files) are counted in C loops over all their members at once."""
+    if set(map(type, values)) != {dict}:
+        return None
+    members = list(chain.from_iterable(map(dict.values, values)))
+    kinds = list(map(type, members))
+    present = set(kinds)
+    keys = sum(map(len, values))
+    if dict not in present and list not in present:
+        if float in present and not max(map(abs, compress(members, map(is_, kinds, repeat(
+                float))))) < _INT_AS_FLOAT:
+            return None
+        return kinds.count(str) + keys, keys
+    strings = keys = 0
+    for value in values:
+        one = _strings_and_keys(value)
+        if one is None:
+            return None
+        strings += one[0]
+        keys += one[1]
+    return strings, keys
+
+
+def lines_of(values: list[dict[str, Any]], shown: str) -> list[JsonLine]:
+    """The :class:`JsonLine` of each object of :func:`whole_file_values` (line i + 1)."""
     return [JsonLine(shown, number, value) for number, value in enumerate(values, 1)]
 
 
@@ -349,9 +381,9 @@ def iter_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> I
     past bad lines).
     """
     shown = display if display is not None else str(path)
-    whole = _whole_file(path, shown)
+    whole = whole_file_values(path, display=shown)
     if whole is not None:
-        yield from whole
+        yield from lines_of(whole, shown)
         return
     for number, raw, complete in iter_lines(path, shown):
         item = decode_line(shown, number, raw, complete)

@@ -69,15 +69,19 @@ _PRODUCT_ROWS = 16
 # per 32 resamples. Measured on 2 cores (2,000 resamples of 10,000 units, 23 columns):
 # 0.093 s with 2 threads against 0.140 s with 16-row products.
 _PRODUCT_BLOCK = 32
+# Resamples drawn and counted per numpy call on that path: 2,000 x 10,000 units in two
+# threads took 134 / 100 / 77 / 78 / 87 ms wall with 1 / 4 / 8 / 16 / 32 (best of 5).
+_DRAW_ROWS = 8
 # Threads (numpy releases the GIL while drawing and multiplying); each holds its own
 # buffers. Below these many draws one thread is as fast or faster (the counts hold the
 # GIL; sequential designs call this once per look). Medians of 15 on 2 cores, 1 -> 2
 # threads: batches, 16 columns, 2,000 x 300 units 3.9 -> 4.0 ms, 2,000 x 525 7.6 -> 5.8;
-# one resample at a time, 23 columns, 500 x 10,000 units 30.3 -> 32.6 ms, 1,000 x
-# 10,000 64.4 -> 55.8, 2,000 x 10,000 122.8 -> 99.6.
+# one resample at a time, 23 columns (medians of 31, _DRAW_ROWS resamples per call),
+# 100 x 10,000 units 6.46 -> 6.49 ms, 200 x 5,000 6.96 -> 7.01, 200 x 10,000 13.4 ->
+# 11.3, 2,000 x 10,000 131 -> 82.
 _MAX_THREADS = 4
 _BATCH_THREAD_DRAWS = 1 << 20
-_ROWS_THREAD_DRAWS = 10_000_000
+_ROWS_THREAD_DRAWS = 2_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,19 +211,27 @@ def _fill_batches(arr: FloatArray, out: FloatArray, gen: np.random.Generator, st
 
 def _fill_rows(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
                stop: int, block: int) -> None:
-    """Totals of resamples ``start`` to ``stop``, drawn one at a time and multiplied
-    ``block`` at a time; ``gen`` is at ``start``."""
+    """Totals of resamples ``start`` to ``stop``, drawn ``_DRAW_ROWS`` at a time and
+    multiplied ``block`` at a time; ``gen`` is at ``start``."""
     n = arr.shape[0]
     rows = min(stop - start, block)
     counts = np.empty((rows, n), dtype=np.float64)
-    uniform = np.empty(n, dtype=np.float64)
-    draws = np.empty(n, dtype=np.int64)
+    # A few resamples per numpy call (one bincount over them, each row's draws offset by
+    # its row), so the threads take and hand back the GIL a few times per block rather
+    # than four times per resample; the buffers stay within a core's cache.
+    draw_rows = min(rows, _DRAW_ROWS)
+    uniform = np.empty((draw_rows, n), dtype=np.float64)
+    draws = np.empty((draw_rows, n), dtype=np.int64)
+    offsets = np.arange(draw_rows, dtype=np.int64)[:, None] * n
     for first in range(start, stop, rows):
         size = min(rows, stop - first)
-        for i in range(size):
-            gen.random(out=uniform)
-            np.multiply(uniform, n, out=draws, casting="unsafe")
-            counts[i] = np.bincount(draws, minlength=n)
+        for i in range(0, size, draw_rows):
+            k = min(draw_rows, size - i)
+            scaled, index = uniform[:k], draws[:k]
+            gen.random(out=scaled)
+            np.multiply(scaled, n, out=index, casting="unsafe")
+            index += offsets[:k]
+            counts[i : i + k] = np.bincount(index.ravel(), minlength=k * n).reshape(k, n)
         out[first : first + size] = counts[:size] @ arr
 
 

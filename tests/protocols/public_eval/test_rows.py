@@ -243,3 +243,60 @@ def test_row_schema_agrees_on_types_and_names() -> None:
     for bad in ({**GOOD, "tokns": 1}, {**GOOD, "resolved": "false"},
                 {**GOOD, "tokens": True}, {**GOOD, "tokens": 1.5}, {"resolved": True}):
         assert list(schema.iter_errors(bad)) != []
+
+
+def _tables_equal(first: Any, second: Any) -> None:
+    assert first.path == second.path and first.rows == second.rows
+    assert first.usd_unmeasured == second.usd_unmeasured
+    assert first.ignored_fields == second.ignored_fields
+    for name in ("instance_id", "run", "line", "resolved", "tokens"):
+        a, b = getattr(first, name), getattr(second, name)
+        assert a.dtype == b.dtype, name
+        np.testing.assert_array_equal(a, b)
+    assert list(first.metrics) == list(second.metrics)
+    for name in first.metrics:
+        np.testing.assert_array_equal(first.metrics[name], second.metrics[name])
+
+
+_SIMPLE_VALUES = st.one_of(st.booleans(), st.integers(-2, 2**53 + 1), st.floats(0, 1e10),
+                           st.just(-0.5), st.text(max_size=3), st.none())
+_SIMPLE_ROW = st.fixed_dictionaries(
+    {"instance_id": st.one_of(st.sampled_from(["a", "b", " ", ""]), _SIMPLE_VALUES),
+     "resolved": st.one_of(st.booleans(), _SIMPLE_VALUES),
+     "tokens": st.one_of(st.integers(0, 2**53 - 1), _SIMPLE_VALUES)},
+    optional={"usd": _SIMPLE_VALUES, "latency_ms": _SIMPLE_VALUES,
+              "tool_calls": _SIMPLE_VALUES, "run": _SIMPLE_VALUES,
+              "governance_tokens": st.integers(0, 9), "usd_measured": st.booleans()})
+
+
+@given(st.lists(st.one_of(st.just(GOOD), _SIMPLE_ROW), min_size=1, max_size=6))
+def test_whole_file_columns_agree_with_the_row_path(rows: list[dict[str, Any]]) -> None:
+    """The column-at-a-time builder of a whole file gives the row path's table, or
+    declines (None) wherever the row path would refuse a row or needs its rare fields."""
+    from ctxbench.core.jsonl import lines_of
+    from ctxbench.protocols.public_eval.rows import _simple_columns
+
+    try:
+        reference = rows_from_lines(lines_of(rows, "p"), path="p")
+    except InputError:
+        reference = None
+    fast = _simple_columns(rows, path="p")
+    if reference is None:
+        assert fast is None
+    elif fast is not None:
+        _tables_equal(fast, reference)
+    if all(set(row) <= set(GOOD) | {"run"} for row in rows) and reference is not None:
+        assert fast is not None, "a valid file of the simple shape took the row path"
+
+
+def test_whole_file_columns_cover_the_mixed_shapes(tmp_path: Path) -> None:
+    rows = [GOOD, {"instance_id": "b", "resolved": False, "tokens": 0, "run": 2},
+            {**GOOD, "instance_id": "c", "usd": 3, "tool_calls": 0},
+            {"instance_id": "d", "resolved": True, "tokens": 2**53 - 1, "latency_ms": 1.5}]
+    path = _write(tmp_path, rows)
+    table = read_rows(path, display="rows.jsonl")
+    reference = rows_from_lines([JsonLine("rows.jsonl", i, row) for i, row in
+                                 enumerate(rows, 1)], path="rows.jsonl")
+    _tables_equal(table, reference)
+    assert table.run.tolist() == [0, 2, 0, 0]
+    assert np.isnan(table.metrics["usd"][1]) and table.metrics["usd"][2] == 3.0
