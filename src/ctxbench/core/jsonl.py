@@ -30,6 +30,7 @@ __all__ = [
     "JsonLine",
     "TornLineError",
     "iter_jsonl",
+    "iter_jsonl_lines",
     "iter_lines",
     "lines_of",
     "load_json_document",
@@ -385,6 +386,14 @@ def iter_jsonl(path: str | os.PathLike[str], *, display: str | None = None) -> I
     if whole is not None:
         yield from lines_of(whole, shown)
         return
+    yield from iter_jsonl_lines(path, display=shown)
+
+
+def iter_jsonl_lines(path: str | os.PathLike[str], *,
+                     display: str | None = None) -> Iterator[JsonLine]:
+    """:func:`iter_jsonl` line by line only (for a caller that has already tried
+    :func:`whole_file_values`): each line decided, and its error located, on its own."""
+    shown = display if display is not None else str(path)
     for number, raw, complete in iter_lines(path, shown):
         item = decode_line(shown, number, raw, complete)
         if item is not None:

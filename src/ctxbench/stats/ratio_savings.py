@@ -187,26 +187,41 @@ def _shares(n_resamples: int, block: int, threads: int) -> list[tuple[int, int]]
     return [(first, min(first + size, n_resamples)) for first in range(0, n_resamples, size)]
 
 
+class _Draws:
+    """Reused buffers that draw and count up to ``rows`` resamples of ``n`` units per
+    call: one uniform double per unit, ``floor(u * n)``, and one ``bincount`` over the
+    rows at once (each row's draws offset by its row)."""
+
+    def __init__(self, rows: int, n: int) -> None:
+        self.n = n
+        self.uniform = np.empty((rows, n), dtype=np.float64)
+        self.index = np.empty((rows, n), dtype=np.int64)
+        self.offsets = np.arange(rows, dtype=np.int64)[:, None] * n
+
+    def count(self, gen: np.random.Generator, into: FloatArray) -> None:
+        """The counts of the next ``len(into)`` resamples of ``gen``, written to ``into``."""
+        k, n = into.shape[0], self.n
+        scaled, draws = self.uniform[:k], self.index[:k]
+        gen.random(out=scaled)
+        # n * u cast to int in one pass: truncation, the floor of these values >= 0,
+        # which is below n (see stats.bootstrap: no clamp is needed).
+        np.multiply(scaled, n, out=draws, casting="unsafe")
+        draws += self.offsets[:k]
+        into[...] = np.bincount(draws.ravel(), minlength=k * n).reshape(k, n)
+
+
 def _fill_batches(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
                   stop: int, block: int) -> None:
     """Totals of resamples ``start`` to ``stop``, ``block`` at a time; ``gen`` at ``start``."""
     n = arr.shape[0]
     rows = min(block, stop - start)
     # One set of buffers for every batch (the arrays are the same size each time).
-    uniform = np.empty((rows, n), dtype=np.float64)
-    index = np.empty((rows, n), dtype=np.int64)
+    draws = _Draws(rows, n)
     counts = np.empty((rows, n), dtype=np.float64)
-    offsets = np.arange(rows, dtype=np.int64)[:, None] * n
     for first in range(start, stop, rows):
         size = min(rows, stop - first)
-        scaled, draws, weights = uniform[:size], index[:size], counts[:size]
-        gen.random(out=scaled)
-        # n * u cast to int in one pass: truncation, the floor of these values >= 0,
-        # which is below n (see stats.bootstrap: no clamp is needed).
-        np.multiply(scaled, n, out=draws, casting="unsafe")
-        draws += offsets[:size]
-        weights[...] = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
-        out[first : first + size] = weights @ arr
+        draws.count(gen, counts[:size])
+        out[first : first + size] = counts[:size] @ arr
 
 
 def _fill_rows(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start: int,
@@ -216,22 +231,15 @@ def _fill_rows(arr: FloatArray, out: FloatArray, gen: np.random.Generator, start
     n = arr.shape[0]
     rows = min(stop - start, block)
     counts = np.empty((rows, n), dtype=np.float64)
-    # A few resamples per numpy call (one bincount over them, each row's draws offset by
-    # its row), so the threads take and hand back the GIL a few times per block rather
-    # than four times per resample; the buffers stay within a core's cache.
+    # A few resamples per draw (not the whole block), so the threads take and hand back
+    # the GIL a few times per block rather than four times per resample, and the
+    # buffers stay within a core's cache.
     draw_rows = min(rows, _DRAW_ROWS)
-    uniform = np.empty((draw_rows, n), dtype=np.float64)
-    draws = np.empty((draw_rows, n), dtype=np.int64)
-    offsets = np.arange(draw_rows, dtype=np.int64)[:, None] * n
+    draws = _Draws(draw_rows, n)
     for first in range(start, stop, rows):
         size = min(rows, stop - first)
         for i in range(0, size, draw_rows):
-            k = min(draw_rows, size - i)
-            scaled, index = uniform[:k], draws[:k]
-            gen.random(out=scaled)
-            np.multiply(scaled, n, out=index, casting="unsafe")
-            index += offsets[:k]
-            counts[i : i + k] = np.bincount(index.ravel(), minlength=k * n).reshape(k, n)
+            draws.count(gen, counts[i : min(i + draw_rows, size)])
         out[first : first + size] = counts[:size] @ arr
 
 

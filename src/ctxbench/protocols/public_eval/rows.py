@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ctxbench.core.fields import Fields
-from ctxbench.core.jsonl import JsonLine, iter_jsonl, lines_of, whole_file_values
+from ctxbench.core.jsonl import JsonLine, iter_jsonl_lines, lines_of, whole_file_values
 
 __all__ = [
     "ALLOWED_FIELDS",
@@ -171,6 +171,17 @@ def _check_breakdown(f: Fields, value: dict[str, Any]) -> None:
                tokens)
 
 
+# The optional fields of the common row shape (the _SIMPLE_KEYS beyond the required
+# ones): the kinds accepted and the largest value, as check_row has them. _fast_ok and
+# _simple_columns both read this one table.
+_SIMPLE_OPTIONAL: tuple[tuple[str, frozenset[type], float], ...] = (
+    ("run", frozenset((int,)), MAX_INTEGER),
+    ("tool_calls", frozenset((int,)), MAX_INTEGER),
+    ("usd", frozenset((int, float)), _NUMBER_MAXIMUM["usd"]),
+    ("latency_ms", frozenset((int, float)), _NUMBER_MAXIMUM["latency_ms"]),
+)
+
+
 def _fast_ok(value: dict[str, Any]) -> bool:
     """True only if the row certainly passes :func:`check_row` (common shapes only)."""
     if not _SIMPLE_KEYS.issuperset(value):
@@ -180,16 +191,10 @@ def _fast_ok(value: dict[str, Any]) -> bool:
     if (type(iid) is not str or not iid.strip() or type(value.get("resolved")) is not bool
             or type(tokens) is not int or not 0 <= tokens <= MAX_INTEGER):
         return False
-    for key in ("run", "tool_calls"):
+    for key, kinds, top in _SIMPLE_OPTIONAL:
         if key in value:
             item = value[key]
-            if type(item) is not int or not 0 <= item <= MAX_INTEGER:
-                return False
-    for key in ("usd", "latency_ms"):
-        if key in value:
-            item = value[key]
-            kind = type(item)
-            if (kind is not float and kind is not int) or not 0 <= item <= _NUMBER_MAXIMUM[key]:
+            if type(item) not in kinds or not 0 <= item <= top:
                 return False
     return True
 
@@ -265,7 +270,7 @@ def read_rows(path: str | os.PathLike[str], *, display: str | None = None) -> Ro
     shown = display if display is not None else str(path)
     values = whole_file_values(path, display=shown)
     if values is None:
-        return rows_from_lines(iter_jsonl(path, display=shown), path=shown)
+        return rows_from_lines(iter_jsonl_lines(path, display=shown), path=shown)
     table = _simple_columns(values, path=shown)
     if table is not None:
         return table
@@ -273,10 +278,6 @@ def read_rows(path: str | os.PathLike[str], *, display: str | None = None) -> Ro
 
 
 _ABSENT = object()
-_NUMBERS = frozenset((int, float))
-# The optional columns of the simple shape: accepted kinds and the largest value.
-_SIMPLE_OPTIONAL = (("usd", _NUMBERS, MAX_USD), ("latency_ms", _NUMBERS, MAX_INTEGER),
-                    ("tool_calls", frozenset((int,)), MAX_INTEGER))
 
 
 def _simple_columns(values: list[dict[str, Any]], *, path: str) -> RowTable | None:
@@ -298,12 +299,10 @@ def _simple_columns(values: list[dict[str, Any]], *, path: str) -> RowTable | No
         if any(_ABSENT in given[name] for name in REQUIRED_FIELDS):
             return None
     ids, resolved, tokens = (given[name] for name in REQUIRED_FIELDS)
-    run = given.get("run", (0,))
     if (set(map(type, ids)) != {str} or not all(map(str.strip, ids))
-            or set(map(type, resolved)) != {bool} or not _integers(tokens)
-            or not _integers(run)):
+            or set(map(type, resolved)) != {bool} or not _integers(tokens)):
         return None
-    metrics = {name: np.full(rows, np.nan) for name in METRIC_FIELDS}
+    columns: dict[str, NDArray[np.float64]] = {}
     for name, kinds, top in _SIMPLE_OPTIONAL:
         if name not in given:
             continue
@@ -314,11 +313,15 @@ def _simple_columns(values: list[dict[str, Any]], *, path: str) -> RowTable | No
                             if _ABSENT in column else column, dtype=np.float64)
         if not (np.nanmin(floats, initial=0.0) >= 0.0 and np.nanmax(floats, initial=0.0) <= top):
             return None
-        metrics[name] = floats
+        columns[name] = floats
+    # A row without "run" is run 0, as rows_from_lines reads it; every run given is an
+    # int of at most 2^53 - 1, so the float column holds it exactly.
+    run = columns.pop("run", np.zeros(rows))
+    metrics = {name: columns.get(name, np.full(rows, np.nan)) for name in METRIC_FIELDS}
     return RowTable(
         path=path,
         instance_id=np.asarray(ids, dtype=object),
-        run=np.asarray(run, dtype=np.int64) if "run" in given else np.zeros(rows, np.int64),
+        run=np.nan_to_num(run, nan=0.0).astype(np.int64),
         line=np.arange(1, rows + 1, dtype=np.int64),
         resolved=np.asarray(resolved, dtype=np.bool_),
         tokens=np.asarray(tokens, dtype=np.float64),
